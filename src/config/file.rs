@@ -1,0 +1,402 @@
+//! The raw layers read from files: the config file (YAML or JSON) and the plan's
+//! `verification_strategy`. Every field is optional here; [`super::settings`] resolves them.
+//!
+//! Unknown fields are rejected everywhere so a typo is an error with a position, not a silently
+//! ignored setting.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer};
+
+/// How much automated verification a change needs (SPEC §3.1).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, JsonSchema, serde::Serialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum RiskLevel {
+    /// Nothing automated: review only.
+    Trivial,
+    /// Unit tests, if present.
+    Low,
+    /// Unit and integration tests.
+    Medium,
+    /// Every suite and every coverage minimum.
+    High,
+    /// Everything of `high`, e2e tests, and a human sign-off (`/qa approve`).
+    Critical,
+}
+
+impl RiskLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RiskLevel::Trivial => "trivial",
+            RiskLevel::Low => "low",
+            RiskLevel::Medium => "medium",
+            RiskLevel::High => "high",
+            RiskLevel::Critical => "critical",
+        }
+    }
+}
+
+/// What qa-loop may do to the code.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema, clap::ValueEnum, serde::Serialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Review only; never writes code.
+    Review,
+    /// Review, fix and (on GitHub) push fix commits.
+    Fix,
+    /// Review and fix, but offer the fixes as suggestions instead of pushing.
+    Suggest,
+}
+
+/// Which model service answers.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema, clap::ValueEnum, serde::Serialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProviderKind {
+    Anthropic,
+    Openai,
+    OpenaiCompatible,
+    /// Answers from a recorded session file (tests, the demo).
+    Replay,
+}
+
+/// A duration written as `90s`, `20m`, `1h30m`, or a number of seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DurationSetting(pub Duration);
+
+impl<'de> Deserialize<'de> for DurationSetting {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Seconds(u64),
+            Text(String),
+        }
+        // `untagged` is confined to this two-way scalar choice; the error below names the field's
+        // expected form.
+        match Raw::deserialize(deserializer) {
+            Ok(Raw::Seconds(s)) => Ok(DurationSetting(Duration::from_secs(s))),
+            Ok(Raw::Text(t)) => parse_duration(&t)
+                .map(DurationSetting)
+                .map_err(serde::de::Error::custom),
+            Err(_) => Err(serde::de::Error::custom(
+                "expected a duration such as `90s`, `20m`, `1h` or a number of seconds",
+            )),
+        }
+    }
+}
+
+impl JsonSchema for DurationSetting {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Duration".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A duration such as `90s`, `20m`, `1h30m`, or a number of seconds.",
+            "anyOf": [
+                { "type": "string", "pattern": "^\\s*[0-9]+\\s*[a-zA-Z]+(\\s*[0-9]+\\s*[a-zA-Z]+)*\\s*$" },
+                { "type": "integer", "minimum": 1 }
+            ]
+        })
+    }
+}
+
+/// Parses `90s`, `20m`, `1h30m`; a duration of zero is refused.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(text.trim())
+        .map_err(|e| format!("invalid duration `{text}`: {e} (use e.g. `90s`, `20m`, `1h`)"))?;
+    if d.is_zero() {
+        return Err(format!(
+            "invalid duration `{text}`: must be greater than zero"
+        ));
+    }
+    Ok(d)
+}
+
+/// One test suite of the verification strategy.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteConfig {
+    /// Whether the suite is a gate; when absent the risk level decides.
+    #[serde(default)]
+    pub required: Option<bool>,
+    /// Shell commands (run with `sh -c`); a non-zero exit fails the suite.
+    #[serde(default)]
+    pub commands: Vec<String>,
+    /// Globs of JUnit XML files the commands write.
+    #[serde(default)]
+    pub junit: Vec<String>,
+    /// Globs of coverage reports (lcov, Cobertura, JaCoCo, Go cover profile).
+    #[serde(default)]
+    pub coverage: Vec<String>,
+    /// Minimum overall line coverage in percent.
+    #[serde(default, deserialize_with = "de_percent")]
+    #[schemars(range(min = 0, max = 100))]
+    pub minimum_coverage: Option<f64>,
+    /// Named user flows covered by the suite (documentation for the reviewer).
+    #[serde(default)]
+    pub flows: Vec<String>,
+    /// Per-command timeout for this suite (overrides the strategy's `timeout`).
+    #[serde(default)]
+    pub timeout: Option<DurationSetting>,
+}
+
+/// How qa-loop answers an agent's approval prompt in a conversation scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalMode {
+    Manual,
+    AutoApprove,
+    AutoDeny,
+}
+
+/// One conversation scenario (SPEC §8).
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioConfig {
+    pub name: String,
+    pub query: String,
+    /// Facts shown to the judge only, never to the agent under test.
+    #[serde(default)]
+    pub context: Option<String>,
+    pub pass_criteria: String,
+    #[serde(default)]
+    pub max_turns: Option<u32>,
+    #[serde(default)]
+    pub max_time_seconds: Option<u64>,
+    #[serde(default)]
+    pub approval_mode: Option<ApprovalMode>,
+    #[serde(default)]
+    pub required: Option<bool>,
+}
+
+/// Conversation scenarios for projects that are chat agents (SPEC §8).
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConversationsConfig {
+    /// Command that starts the agent under test (own process group, stopped at the end).
+    #[serde(default)]
+    pub start: Option<String>,
+    #[serde(default)]
+    pub ready_url: Option<String>,
+    #[serde(default)]
+    pub ready_timeout: Option<DurationSetting>,
+    /// An OpenAI chat-completions endpoint of the agent.
+    #[serde(default)]
+    pub endpoint: Option<String>,
+    /// A JSON request body with `{{text}}` and `{{session}}` placeholders.
+    #[serde(default)]
+    pub request_template: Option<String>,
+    /// Dotted path of the reply text in the response JSON.
+    #[serde(default)]
+    pub response_path: Option<String>,
+    #[serde(default)]
+    pub approval_marker: Option<String>,
+    #[serde(default)]
+    pub scenarios: Vec<ScenarioConfig>,
+}
+
+/// The verification strategy as read from the plan's `verification_strategy` key.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StrategyLayer {
+    #[serde(default)]
+    pub risk_level: Option<RiskLevel>,
+    #[serde(default)]
+    pub acceptance_criteria: Option<Vec<String>>,
+    #[serde(default)]
+    pub unit_tests: Option<SuiteConfig>,
+    #[serde(default)]
+    pub integration_tests: Option<SuiteConfig>,
+    #[serde(default)]
+    pub e2e_tests: Option<SuiteConfig>,
+    #[serde(default)]
+    pub conversations: Option<ConversationsConfig>,
+    /// Per-command timeout (default 20m).
+    #[serde(default)]
+    pub timeout: Option<DurationSetting>,
+    /// Run independent suites concurrently.
+    #[serde(default)]
+    pub parallel: Option<bool>,
+}
+
+impl StrategyLayer {
+    /// Field-wise merge: `self` wins where it sets a field.
+    pub fn or(self, lower: StrategyLayer) -> StrategyLayer {
+        StrategyLayer {
+            risk_level: self.risk_level.or(lower.risk_level),
+            acceptance_criteria: self.acceptance_criteria.or(lower.acceptance_criteria),
+            unit_tests: self.unit_tests.or(lower.unit_tests),
+            integration_tests: self.integration_tests.or(lower.integration_tests),
+            e2e_tests: self.e2e_tests.or(lower.e2e_tests),
+            conversations: self.conversations.or(lower.conversations),
+            timeout: self.timeout.or(lower.timeout),
+            parallel: self.parallel.or(lower.parallel),
+        }
+    }
+}
+
+/// The config file: the verification strategy at the top level (SPEC §3.1) plus the run
+/// settings, under the snake_case names of their flags.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(
+    title = "qa-loop configuration",
+    description = "Configuration of qa-loop (`.github/qa-loop.yml`). See docs/configuration.md."
+)]
+pub struct ConfigFile {
+    // ---- verification strategy (same fields as StrategyLayer) ----
+    /// `trivial | low | medium | high | critical` (default `medium`).
+    #[serde(default)]
+    pub risk_level: Option<RiskLevel>,
+    /// Acceptance criteria, merged with the spec's, the plan's and the PR's.
+    #[serde(default)]
+    pub acceptance_criteria: Option<Vec<String>>,
+    #[serde(default)]
+    pub unit_tests: Option<SuiteConfig>,
+    #[serde(default)]
+    pub integration_tests: Option<SuiteConfig>,
+    #[serde(default)]
+    pub e2e_tests: Option<SuiteConfig>,
+    #[serde(default)]
+    pub conversations: Option<ConversationsConfig>,
+    /// Per-command timeout (default 20m).
+    #[serde(default)]
+    pub timeout: Option<DurationSetting>,
+    /// Run independent suites concurrently.
+    #[serde(default)]
+    pub parallel: Option<bool>,
+
+    // ---- run settings (flags; CLI and env win) ----
+    /// Path of an `implementation_plan.json` (`--plan`).
+    #[serde(default)]
+    pub plan: Option<String>,
+    /// Path of a `spec.md` (`--spec`).
+    #[serde(default)]
+    pub spec: Option<String>,
+    /// Output directory (`--out-dir`, default `.qa-loop`).
+    #[serde(default)]
+    pub out_dir: Option<String>,
+    #[serde(default)]
+    pub mode: Option<Mode>,
+    #[serde(default, deserialize_with = "de_positive")]
+    #[schemars(range(min = 1))]
+    pub max_iterations: Option<u32>,
+    #[serde(default, deserialize_with = "de_positive")]
+    #[schemars(range(min = 1))]
+    pub max_consecutive_errors: Option<u32>,
+    #[serde(default, deserialize_with = "de_recurring")]
+    #[schemars(range(min = 2))]
+    pub recurring_threshold: Option<u32>,
+    #[serde(default, deserialize_with = "de_unit_interval")]
+    #[schemars(range(min = 0, max = 1))]
+    pub similarity_threshold: Option<f64>,
+    #[serde(default, deserialize_with = "de_score")]
+    #[schemars(range(min = 0, max = 100))]
+    pub min_score: Option<u8>,
+    #[serde(default)]
+    pub provider: Option<ProviderKind>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub reviewer_model: Option<String>,
+    #[serde(default)]
+    pub fixer_model: Option<String>,
+    #[serde(default)]
+    pub base_url: Option<String>,
+    #[serde(default, deserialize_with = "de_non_negative")]
+    #[schemars(range(min = 0))]
+    pub max_cost_usd: Option<f64>,
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// Time limit of the whole run (`--timeout`), e.g. `45m`.
+    #[serde(default)]
+    pub run_timeout: Option<DurationSetting>,
+    /// Let the fixer edit `.github/workflows/` (default false).
+    #[serde(default)]
+    pub allow_workflow_edits: Option<bool>,
+    /// Replay session file for `provider: replay`.
+    #[serde(default)]
+    pub replay_session: Option<String>,
+}
+
+impl ConfigFile {
+    /// The verification-strategy part of the file.
+    pub fn strategy(&self) -> StrategyLayer {
+        StrategyLayer {
+            risk_level: self.risk_level,
+            acceptance_criteria: self.acceptance_criteria.clone(),
+            unit_tests: self.unit_tests.clone(),
+            integration_tests: self.integration_tests.clone(),
+            e2e_tests: self.e2e_tests.clone(),
+            conversations: self.conversations.clone(),
+            timeout: self.timeout,
+            parallel: self.parallel,
+        }
+    }
+}
+
+fn de_positive<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    let v = Option::<u32>::deserialize(d)?;
+    match v {
+        Some(0) => Err(serde::de::Error::custom("must be at least 1")),
+        v => Ok(v),
+    }
+}
+
+fn de_recurring<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    let v = Option::<u32>::deserialize(d)?;
+    match v {
+        Some(n) if n < 2 => Err(serde::de::Error::custom(
+            "must be at least 2 (an issue recurs when it is seen again)",
+        )),
+        v => Ok(v),
+    }
+}
+
+fn de_unit_interval<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let v = Option::<f64>::deserialize(d)?;
+    match v {
+        Some(f) if !(0.0..=1.0).contains(&f) => Err(serde::de::Error::custom(format!(
+            "must be between 0 and 1, got {f}"
+        ))),
+        v => Ok(v),
+    }
+}
+
+fn de_percent<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let v = Option::<f64>::deserialize(d)?;
+    match v {
+        Some(f) if !(0.0..=100.0).contains(&f) => Err(serde::de::Error::custom(format!(
+            "must be a percentage between 0 and 100, got {f}"
+        ))),
+        v => Ok(v),
+    }
+}
+
+fn de_non_negative<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let v = Option::<f64>::deserialize(d)?;
+    match v {
+        Some(f) if f < 0.0 || !f.is_finite() => Err(serde::de::Error::custom(format!(
+            "must be a non-negative number, got {f}"
+        ))),
+        v => Ok(v),
+    }
+}
+
+fn de_score<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Error> {
+    let v = Option::<u32>::deserialize(d)?;
+    match v {
+        Some(n) if n > 100 => Err(serde::de::Error::custom(format!(
+            "must be between 0 and 100, got {n}"
+        ))),
+        v => Ok(v.map(|n| n as u8)),
+    }
+}

@@ -1,0 +1,341 @@
+//! Reading the input files: config (YAML or JSON), plan and spec. Each `parse_*` function is pure
+//! (text in, value out) and each `load_*` function adds the file read; every error names the
+//! file and, when the problem is inside it, the line and column.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::file::{ConfigFile, StrategyLayer};
+use crate::error::InputError;
+
+/// Where qa-loop looks for a config file when `--config` is not given, in order.
+pub const DEFAULT_CONFIG_PATHS: [&str; 4] = [
+    ".github/qa-loop.yml",
+    ".github/qa-loop.yaml",
+    "qa-loop.yml",
+    "qa-loop.json",
+];
+
+/// Reads a file as UTF-8, naming the line and column of the first invalid byte.
+pub fn read_text(path: &Path) -> Result<String, InputError> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| InputError::file(path, format!("cannot read file: {e}")))?;
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(text),
+        Err(err) => {
+            let valid = &err.as_bytes()[..err.utf8_error().valid_up_to()];
+            let line = valid.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+            let col = valid.iter().rev().take_while(|&&b| b != b'\n').count() as u64 + 1;
+            Err(InputError::at(path, line, col, "file is not valid UTF-8"))
+        }
+    }
+}
+
+/// Whether a path names a JSON document (by extension).
+fn is_json(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+}
+
+/// Parses a config document; `path` only labels errors and picks JSON or YAML.
+pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, InputError> {
+    if is_json(path) {
+        serde_json::from_str(text).map_err(|e| InputError::from_json(path, &e))
+    } else {
+        parse_yaml(path, text)
+    }
+}
+
+/// Parses YAML with serde-saphyr (duplicate keys rejected, merge keys applied).
+pub fn parse_yaml<T: for<'de> Deserialize<'de>>(path: &Path, text: &str) -> Result<T, InputError> {
+    if text.trim().is_empty() {
+        // An empty file is an empty mapping: every setting at its default.
+        return serde_json::from_str("{}").map_err(|e| InputError::from_json(path, &e));
+    }
+    serde_saphyr::from_str(text).map_err(|err| {
+        let plain = err.without_snippet();
+        let message = yaml_message(&plain.to_string());
+        match plain.location() {
+            Some(loc) if loc.line() > 0 => {
+                InputError::at(path, loc.line(), loc.column().max(1), message)
+            }
+            _ => InputError::file(path, message),
+        }
+    })
+}
+
+/// serde-saphyr's plain message may carry its own position prefix or suffix; keep the words.
+fn yaml_message(text: &str) -> String {
+    let first = text.lines().next().unwrap_or(text).trim();
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let cut = first.find(" at line ").map_or(first, |i| &first[..i]);
+    cut.trim_end_matches(':').to_string()
+}
+
+/// Loads the config: an explicit path must exist; otherwise the first default path that exists
+/// under `root`, or none.
+pub fn load_config(
+    explicit: Option<&Path>,
+    root: &Path,
+) -> Result<Option<(PathBuf, ConfigFile)>, InputError> {
+    let path = match explicit {
+        Some(p) => {
+            if !p.exists() {
+                return Err(InputError::file(p, "config file not found"));
+            }
+            p.to_path_buf()
+        }
+        None => match DEFAULT_CONFIG_PATHS
+            .iter()
+            .map(|p| root.join(p))
+            .find(|p| p.is_file())
+        {
+            Some(p) => p,
+            None => return Ok(None),
+        },
+    };
+    let text = read_text(&path)?;
+    parse_config(&path, &text).map(|c| Some((path, c)))
+}
+
+/// The part of `implementation_plan.json` qa-loop reads; every other key is left alone.
+#[derive(Debug, Default, Deserialize)]
+struct PlanView {
+    #[serde(default)]
+    verification_strategy: Option<StrategyLayer>,
+}
+
+/// Parses the plan's `verification_strategy` (unknown fields inside it are rejected).
+pub fn parse_plan_strategy(path: &Path, text: &str) -> Result<StrategyLayer, InputError> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| InputError::from_json(path, &e))?;
+    if !value.is_object() {
+        return Err(InputError::at(path, 1, 1, "a plan must be a JSON object"));
+    }
+    let view: PlanView = serde_json::from_str(text).map_err(|e| InputError::from_json(path, &e))?;
+    Ok(view.verification_strategy.unwrap_or_default())
+}
+
+/// Loads the plan's strategy from a file.
+pub fn load_plan_strategy(path: &Path) -> Result<StrategyLayer, InputError> {
+    let text = read_text(path)?;
+    parse_plan_strategy(path, &text)
+}
+
+/// Extracts the `## Acceptance Criteria` checklist of a spec (any heading level; `- [ ]`,
+/// `- [x]`, `*`, `+` and numbered items; indented continuation lines join the item).
+pub fn parse_spec_criteria(path: &Path, text: &str) -> Result<Vec<String>, InputError> {
+    let mut criteria: Vec<String> = Vec::new();
+    let mut section_level: Option<usize> = None;
+    let mut in_fence = false;
+    for (idx, raw) in text.lines().enumerate() {
+        let line_no = idx as u64 + 1;
+        let trimmed = raw.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence {
+            continue;
+        }
+        if let Some(level) = heading_level(trimmed) {
+            let title = trimmed[level..].trim().trim_end_matches('#').trim();
+            if section_level.is_some_and(|l| level <= l) {
+                section_level = None;
+            }
+            if title.eq_ignore_ascii_case("acceptance criteria") {
+                section_level = Some(level);
+            }
+            continue;
+        }
+        if section_level.is_none() || trimmed.is_empty() {
+            continue;
+        }
+        let indent = raw.len() - trimmed.len();
+        match list_item(trimmed) {
+            Some(body) => {
+                let col = (indent + (trimmed.len() - body.len())) as u64 + 1;
+                let text = checkbox_text(path, line_no, col, body)?;
+                if text.is_empty() {
+                    return Err(InputError::at(
+                        path,
+                        line_no,
+                        col,
+                        "empty acceptance criterion",
+                    ));
+                }
+                criteria.push(text);
+            }
+            None if indent >= 2 && !criteria.is_empty() => {
+                let last = criteria.last_mut().expect("checked non-empty");
+                last.push(' ');
+                last.push_str(trimmed.trim());
+            }
+            None => {}
+        }
+    }
+    Ok(criteria)
+}
+
+/// Loads a spec's criteria from a file.
+pub fn load_spec_criteria(path: &Path) -> Result<Vec<String>, InputError> {
+    let text = read_text(path)?;
+    parse_spec_criteria(path, &text)
+}
+
+fn heading_level(line: &str) -> Option<usize> {
+    let hashes = line.bytes().take_while(|&b| b == b'#').count();
+    let rest = &line[hashes..];
+    (hashes > 0 && hashes <= 6 && (rest.is_empty() || rest.starts_with(' '))).then_some(hashes)
+}
+
+/// The text after a list marker (`- `, `* `, `+ `, `1. `, `1) `).
+fn list_item(line: &str) -> Option<&str> {
+    if let Some(rest) = line.strip_prefix(['-', '*', '+']) {
+        return rest.strip_prefix(' ').map(str::trim_start);
+    }
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 {
+        let rest = &line[digits..];
+        if let Some(rest) = rest.strip_prefix(['.', ')']) {
+            return rest.strip_prefix(' ').map(str::trim_start);
+        }
+    }
+    None
+}
+
+/// Strips a `[ ]` / `[x]` box; any other box content is an error at its column.
+fn checkbox_text(path: &Path, line: u64, col: u64, body: &str) -> Result<String, InputError> {
+    let Some(rest) = body.strip_prefix('[') else {
+        return Ok(body.trim().to_string());
+    };
+    match rest.find(']') {
+        Some(close) if matches!(&rest[..close], " " | "x" | "X" | "") => {
+            Ok(rest[close + 1..].trim().to_string())
+        }
+        Some(close) if close <= 3 => Err(InputError::at(
+            path,
+            line,
+            col,
+            format!(
+                "malformed checkbox `[{}]`: use `[ ]` or `[x]`",
+                &rest[..close]
+            ),
+        )),
+        // A link or other bracketed text that is not a checkbox.
+        _ => Ok(body.trim().to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p() -> PathBuf {
+        PathBuf::from("qa-loop.yml")
+    }
+
+    #[test]
+    fn typo_in_yaml_names_line_and_column() {
+        let err = parse_config(&p(), "risk_level: high\nmax_iteratons: 3\n").unwrap_err();
+        assert_eq!((err.line, err.column), (Some(2), Some(1)), "{err}");
+        assert!(err.message.contains("max_iteratons"), "{err}");
+    }
+
+    #[test]
+    fn bad_yaml_syntax_names_line() {
+        let err =
+            parse_config(&p(), "unit_tests:\n  commands: [\"a\"\n  required: true\n").unwrap_err();
+        assert!(err.line.is_some(), "{err}");
+        assert!(err.to_string().starts_with("qa-loop.yml:"), "{err}");
+    }
+
+    #[test]
+    fn json_config_errors_name_line_and_column() {
+        let path = PathBuf::from("qa-loop.json");
+        let err = parse_config(&path, "{\n  \"risk_level\": \"hihg\"\n}").unwrap_err();
+        assert_eq!(err.line, Some(2), "{err}");
+        assert!(err.message.contains("hihg"), "{err}");
+    }
+
+    #[test]
+    fn out_of_range_values_are_positioned_errors() {
+        let err = parse_config(&p(), "mode: fix\nsimilarity_threshold: 1.5\n").unwrap_err();
+        assert_eq!(err.line, Some(2), "{err}");
+        assert!(err.message.contains("between 0 and 1"), "{err}");
+        let err = parse_config(&p(), "max_iterations: 0\n").unwrap_err();
+        assert_eq!(err.line, Some(1), "{err}");
+    }
+
+    #[test]
+    fn nested_unknown_field_is_rejected() {
+        let err =
+            parse_config(&p(), "unit_tests:\n  required: true\n  comands: [x]\n").unwrap_err();
+        assert_eq!(err.line, Some(3), "{err}");
+    }
+
+    #[test]
+    fn durations_parse_in_both_forms() {
+        let c = parse_config(&p(), "timeout: 90s\nrun_timeout: 3600\n").unwrap();
+        assert_eq!(c.timeout.unwrap().0.as_secs(), 90);
+        assert_eq!(c.run_timeout.unwrap().0.as_secs(), 3600);
+        let err = parse_config(&p(), "timeout: soon\n").unwrap_err();
+        assert_eq!(err.line, Some(1), "{err}");
+    }
+
+    #[test]
+    fn empty_config_is_all_defaults() {
+        assert_eq!(
+            parse_config(&p(), "\n# nothing\n").unwrap(),
+            ConfigFile::default()
+        );
+    }
+
+    #[test]
+    fn plan_strategy_rejects_unknown_keys_but_ignores_the_rest_of_the_plan() {
+        let path = PathBuf::from("implementation_plan.json");
+        let ok =
+            r#"{"feature": "x", "phases": [1,2], "verification_strategy": {"risk_level": "low"}}"#;
+        assert_eq!(
+            parse_plan_strategy(&path, ok).unwrap().risk_level,
+            Some(super::super::file::RiskLevel::Low)
+        );
+        let bad = "{\n \"verification_strategy\": {\n   \"risk_levle\": \"low\"\n }\n}";
+        let err = parse_plan_strategy(&path, bad).unwrap_err();
+        assert_eq!(err.line, Some(3), "{err}");
+        let err = parse_plan_strategy(&path, "[1]").unwrap_err();
+        assert_eq!(err.line, Some(1));
+    }
+
+    #[test]
+    fn spec_checklist_is_extracted() {
+        let spec = "# Feature\n\nintro\n\n## Acceptance Criteria\n\n- [ ] Users can log in\n- [x] Errors are\n  shown inline\n* plain item\n1. numbered\n\n```\n- [ ] not this\n```\n\n## Notes\n- not a criterion\n";
+        let got = parse_spec_criteria(Path::new("spec.md"), spec).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                "Users can log in",
+                "Errors are shown inline",
+                "plain item",
+                "numbered"
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_checkbox_is_positioned() {
+        let spec = "## Acceptance criteria\n- [ ] ok\n  - [?] what\n";
+        let err = parse_spec_criteria(Path::new("spec.md"), spec).unwrap_err();
+        assert_eq!((err.line, err.column), (Some(3), Some(5)), "{err}");
+    }
+
+    #[test]
+    fn invalid_utf8_is_positioned() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("spec.md");
+        std::fs::write(&f, b"ok\nab\xffc\n").unwrap();
+        let err = read_text(&f).unwrap_err();
+        assert_eq!((err.line, err.column), (Some(2), Some(3)));
+    }
+}

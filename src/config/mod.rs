@@ -1,0 +1,55 @@
+//! Configuration: the config file, the plan's verification strategy, the spec's criteria, and
+//! the run settings resolved from CLI, environment, file and defaults.
+
+pub mod env_vars;
+pub mod file;
+pub mod load;
+pub mod settings;
+pub mod strategy;
+
+use std::path::Path;
+
+pub use file::{ConfigFile, Mode, ProviderKind, RiskLevel};
+pub use settings::{FlagLayer, Secret, Settings, Verbosity};
+pub use strategy::{Criterion, CriterionSource, Strategy, Suite, SuiteKind};
+
+use crate::error::InputError;
+
+/// Everything a command needs to know before it runs anything.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    pub settings: Settings,
+    pub strategy: Strategy,
+}
+
+/// Loads config, plan and spec under `root` and resolves them. Reads files only; on any
+/// error nothing has been run or written.
+pub fn load_inputs(root: &Path, flags: &FlagLayer) -> Result<Inputs, InputError> {
+    let loaded = load::load_config(flags.config.as_deref(), root)?;
+    let (config_path, file) = match loaded {
+        Some((p, f)) => (Some(p), f),
+        None => (None, ConfigFile::default()),
+    };
+    let settings = Settings::resolve(root, flags, config_path.as_deref(), &file, |k| {
+        std::env::var(k).ok()
+    });
+    let plan_layer = match &settings.plan {
+        Some(p) if !p.exists() => return Err(InputError::file(p, "plan file not found")),
+        Some(p) => load::load_plan_strategy(p)?,
+        None => file::StrategyLayer::default(),
+    };
+    let spec_criteria = match &settings.spec {
+        Some(p) if !p.exists() => return Err(InputError::file(p, "spec file not found")),
+        Some(p) => load::load_spec_criteria(p)?,
+        None => Vec::new(),
+    };
+    let criteria = strategy::CriteriaLists {
+        spec: spec_criteria,
+        config: file.acceptance_criteria.clone().unwrap_or_default(),
+        plan: plan_layer.acceptance_criteria.clone().unwrap_or_default(),
+    };
+    // The config file wins where both set a field (SPEC §3.1); criteria are merged, not replaced.
+    let merged = file.strategy().or(plan_layer);
+    let strategy = Strategy::resolve(&merged, criteria);
+    Ok(Inputs { settings, strategy })
+}

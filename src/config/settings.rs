@@ -1,0 +1,365 @@
+//! The run settings, resolved in exactly one place: CLI > `QA_LOOP_*` env > config file >
+//! defaults. clap merges the first two (each flag declares its env var); [`Settings::resolve`]
+//! merges the result with the file and the defaults.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::env_vars;
+use super::file::{ConfigFile, Mode, ProviderKind, parse_duration};
+
+/// A secret value (an API key): never printed, never in `Debug` output.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+
+    /// The value, for the one place that sends it (an HTTP header).
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+/// The flags shared by every command; each also reads `QA_LOOP_<NAME>` (clap merges CLI > env).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct FlagLayer {
+    /// Config file [default: first of .github/qa-loop.yml, .github/qa-loop.yaml, qa-loop.yml, qa-loop.json]
+    #[arg(long, env = "QA_LOOP_CONFIG", global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// An implementation_plan.json (verification_strategy in, QA sign-off and history out)
+    #[arg(long, env = "QA_LOOP_PLAN", global = true, value_name = "PATH")]
+    pub plan: Option<PathBuf>,
+    /// A spec.md whose `## Acceptance Criteria` checklist is reviewed against
+    #[arg(long, env = "QA_LOOP_SPEC", global = true, value_name = "PATH")]
+    pub spec: Option<PathBuf>,
+    /// Directory for reports [default: .qa-loop]
+    #[arg(long, env = "QA_LOOP_OUT_DIR", global = true, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+    /// review: never write code; fix: fix and push; suggest: fix, offer as suggestions [default: fix]
+    #[arg(long, env = "QA_LOOP_MODE", global = true, value_enum)]
+    pub mode: Option<Mode>,
+    /// Stop after this many review iterations [default: 50]
+    #[arg(long, env = "QA_LOOP_MAX_ITERATIONS", global = true, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_iterations: Option<u32>,
+    /// Stop after this many errors in a row (rejections do not count) [default: 3]
+    #[arg(long, env = "QA_LOOP_MAX_CONSECUTIVE_ERRORS", global = true, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_consecutive_errors: Option<u32>,
+    /// Escalate to a human when an issue is seen this many times [default: 3]
+    #[arg(long, env = "QA_LOOP_RECURRING_THRESHOLD", global = true, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(2..))]
+    pub recurring_threshold: Option<u32>,
+    /// Title similarity (0–1) above which two issues at the same place are the same [default: 0.8]
+    #[arg(long, env = "QA_LOOP_SIMILARITY_THRESHOLD", global = true, value_name = "F",
+          value_parser = parse_unit_interval)]
+    pub similarity_threshold: Option<f64>,
+    /// Escalate when the best iteration scores below this (0–100) [default: 40]
+    #[arg(long, env = "QA_LOOP_MIN_SCORE", global = true, value_name = "N",
+          value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub min_score: Option<u8>,
+    /// Model service
+    #[arg(long, env = "QA_LOOP_PROVIDER", global = true, value_enum)]
+    pub provider: Option<ProviderKind>,
+    /// Model for both agents
+    #[arg(long, env = "QA_LOOP_MODEL", global = true)]
+    pub model: Option<String>,
+    /// Model for the reviewer (overrides --model)
+    #[arg(long, env = "QA_LOOP_REVIEWER_MODEL", global = true)]
+    pub reviewer_model: Option<String>,
+    /// Model for the fixer (overrides --model)
+    #[arg(long, env = "QA_LOOP_FIXER_MODEL", global = true)]
+    pub fixer_model: Option<String>,
+    /// Base URL of an OpenAI-compatible server
+    #[arg(long, env = "QA_LOOP_BASE_URL", global = true, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// API key (also read from ANTHROPIC_API_KEY / OPENAI_API_KEY); never logged
+    #[arg(long, env = "QA_LOOP_API_KEY", global = true, hide_env_values = true)]
+    pub api_key: Option<String>,
+    /// Stop cleanly when the model cost reaches this many US dollars
+    #[arg(long, env = "QA_LOOP_MAX_COST_USD", global = true, value_name = "F", value_parser = parse_non_negative)]
+    pub max_cost_usd: Option<f64>,
+    /// Stop cleanly when this many model tokens were used
+    #[arg(long, env = "QA_LOOP_MAX_TOKENS", global = true, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// Time limit of the whole run, e.g. 45m
+    #[arg(long, env = "QA_LOOP_TIMEOUT", global = true, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+    /// Recorded model session for --provider replay
+    #[arg(
+        long,
+        env = "QA_LOOP_REPLAY_SESSION",
+        global = true,
+        value_name = "PATH"
+    )]
+    pub replay_session: Option<PathBuf>,
+    /// Never call GitHub, even inside GitHub Actions
+    #[arg(long, env = "QA_LOOP_NO_GITHUB", global = true)]
+    pub no_github: bool,
+    /// More log output
+    #[arg(
+        long,
+        short,
+        env = "QA_LOOP_VERBOSE",
+        global = true,
+        conflicts_with = "quiet"
+    )]
+    pub verbose: bool,
+    /// Only errors in the log output
+    #[arg(long, short, env = "QA_LOOP_QUIET", global = true)]
+    pub quiet: bool,
+}
+
+fn parse_unit_interval(s: &str) -> Result<f64, String> {
+    let f: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if (0.0..=1.0).contains(&f) {
+        Ok(f)
+    } else {
+        Err(format!("must be between 0 and 1, got {f}"))
+    }
+}
+
+fn parse_non_negative(s: &str) -> Result<f64, String> {
+    let f: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if f >= 0.0 && f.is_finite() {
+        Ok(f)
+    } else {
+        Err(format!("must be a non-negative number, got {f}"))
+    }
+}
+
+/// Log verbosity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verbosity {
+    Quiet,
+    Normal,
+    Verbose,
+}
+
+/// Every run setting, resolved.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The repository root (the working directory).
+    pub root: PathBuf,
+    pub config_path: Option<PathBuf>,
+    pub plan: Option<PathBuf>,
+    pub spec: Option<PathBuf>,
+    pub out_dir: PathBuf,
+    pub mode: Mode,
+    pub max_iterations: u32,
+    pub max_consecutive_errors: u32,
+    pub recurring_threshold: u32,
+    pub similarity_threshold: f64,
+    pub min_score: u8,
+    pub provider: Option<ProviderKind>,
+    pub reviewer_model: Option<String>,
+    pub fixer_model: Option<String>,
+    pub base_url: Option<String>,
+    pub api_key: Option<Secret>,
+    pub max_cost_usd: Option<f64>,
+    pub max_tokens: Option<u64>,
+    pub run_timeout: Option<Duration>,
+    pub replay_session: Option<PathBuf>,
+    pub allow_workflow_edits: bool,
+    pub no_github: bool,
+    pub verbosity: Verbosity,
+}
+
+/// The defaults of SPEC §2.
+pub mod defaults {
+    pub const OUT_DIR: &str = ".qa-loop";
+    pub const MAX_ITERATIONS: u32 = 50;
+    pub const MAX_CONSECUTIVE_ERRORS: u32 = 3;
+    pub const RECURRING_THRESHOLD: u32 = 3;
+    pub const SIMILARITY_THRESHOLD: f64 = 0.8;
+    pub const MIN_SCORE: u8 = 40;
+}
+
+impl Settings {
+    /// Merges the flag layer (CLI > env, already merged by clap) over the config file over the
+    /// defaults. `env_key` looks up the provider key variables (injected for tests).
+    pub fn resolve(
+        root: &Path,
+        flags: &FlagLayer,
+        config_path: Option<&Path>,
+        file: &ConfigFile,
+        env_key: impl Fn(&str) -> Option<String>,
+    ) -> Settings {
+        let rel = |p: &String| root.join(p);
+        let provider = flags.provider.or(file.provider);
+        let model = flags.model.clone().or_else(|| file.model.clone());
+        let api_key = flags
+            .api_key
+            .clone()
+            .or_else(|| match provider {
+                Some(ProviderKind::Anthropic) => env_key(env_vars::ANTHROPIC_API_KEY),
+                Some(ProviderKind::Openai | ProviderKind::OpenaiCompatible) => {
+                    env_key(env_vars::OPENAI_API_KEY)
+                }
+                _ => None,
+            })
+            .filter(|k| !k.is_empty())
+            .map(Secret::new);
+        Settings {
+            root: root.to_path_buf(),
+            config_path: config_path.map(Path::to_path_buf),
+            plan: flags.plan.clone().or_else(|| file.plan.as_ref().map(rel)),
+            spec: flags.spec.clone().or_else(|| file.spec.as_ref().map(rel)),
+            out_dir: flags
+                .out_dir
+                .clone()
+                .or_else(|| file.out_dir.as_ref().map(rel))
+                .unwrap_or_else(|| root.join(defaults::OUT_DIR)),
+            mode: flags.mode.or(file.mode).unwrap_or(Mode::Fix),
+            max_iterations: flags
+                .max_iterations
+                .or(file.max_iterations)
+                .unwrap_or(defaults::MAX_ITERATIONS),
+            max_consecutive_errors: flags
+                .max_consecutive_errors
+                .or(file.max_consecutive_errors)
+                .unwrap_or(defaults::MAX_CONSECUTIVE_ERRORS),
+            recurring_threshold: flags
+                .recurring_threshold
+                .or(file.recurring_threshold)
+                .unwrap_or(defaults::RECURRING_THRESHOLD),
+            similarity_threshold: flags
+                .similarity_threshold
+                .or(file.similarity_threshold)
+                .unwrap_or(defaults::SIMILARITY_THRESHOLD),
+            min_score: flags
+                .min_score
+                .or(file.min_score)
+                .unwrap_or(defaults::MIN_SCORE),
+            provider,
+            reviewer_model: flags
+                .reviewer_model
+                .clone()
+                .or_else(|| file.reviewer_model.clone())
+                .or_else(|| model.clone()),
+            fixer_model: flags
+                .fixer_model
+                .clone()
+                .or_else(|| file.fixer_model.clone())
+                .or(model),
+            base_url: flags.base_url.clone().or_else(|| file.base_url.clone()),
+            api_key,
+            max_cost_usd: flags.max_cost_usd.or(file.max_cost_usd),
+            max_tokens: flags.max_tokens.or(file.max_tokens),
+            run_timeout: flags.timeout.or(file.run_timeout.map(|d| d.0)),
+            replay_session: flags
+                .replay_session
+                .clone()
+                .or_else(|| file.replay_session.as_ref().map(rel)),
+            allow_workflow_edits: file.allow_workflow_edits.unwrap_or(false),
+            no_github: flags.no_github,
+            verbosity: if flags.quiet {
+                Verbosity::Quiet
+            } else if flags.verbose {
+                Verbosity::Verbose
+            } else {
+                Verbosity::Normal
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file() -> ConfigFile {
+        ConfigFile {
+            max_iterations: Some(7),
+            min_score: Some(55),
+            mode: Some(Mode::Review),
+            provider: Some(ProviderKind::Anthropic),
+            ..ConfigFile::default()
+        }
+    }
+
+    struct Case {
+        comment: &'static str,
+        flags: FlagLayer,
+        file: ConfigFile,
+        want_iterations: u32,
+        want_min_score: u8,
+        want_mode: Mode,
+    }
+
+    #[test]
+    fn precedence_is_flags_then_file_then_defaults() {
+        let cases = [
+            Case {
+                comment: "nothing set: defaults",
+                flags: FlagLayer::default(),
+                file: ConfigFile::default(),
+                want_iterations: 50,
+                want_min_score: 40,
+                want_mode: Mode::Fix,
+            },
+            Case {
+                comment: "file over defaults",
+                flags: FlagLayer::default(),
+                file: file(),
+                want_iterations: 7,
+                want_min_score: 55,
+                want_mode: Mode::Review,
+            },
+            Case {
+                comment: "flag (or env, merged by clap) over file",
+                flags: FlagLayer {
+                    max_iterations: Some(2),
+                    mode: Some(Mode::Suggest),
+                    ..FlagLayer::default()
+                },
+                file: file(),
+                want_iterations: 2,
+                want_min_score: 55,
+                want_mode: Mode::Suggest,
+            },
+        ];
+        for c in cases {
+            let s = Settings::resolve(Path::new("/repo"), &c.flags, None, &c.file, |_| None);
+            assert_eq!(s.max_iterations, c.want_iterations, "{}", c.comment);
+            assert_eq!(s.min_score, c.want_min_score, "{}", c.comment);
+            assert_eq!(s.mode, c.want_mode, "{}", c.comment);
+        }
+    }
+
+    #[test]
+    fn api_key_comes_from_the_provider_variable_and_never_prints() {
+        let s = Settings::resolve(
+            Path::new("/r"),
+            &FlagLayer::default(),
+            None,
+            &file(),
+            |name| (name == "ANTHROPIC_API_KEY").then(|| "sk-ant-canary".to_string()),
+        );
+        let key = s.api_key.clone().expect("key from env");
+        assert_eq!(key.expose(), "sk-ant-canary");
+        assert!(!format!("{s:?}").contains("canary"));
+    }
+
+    #[test]
+    fn paths_from_the_file_are_relative_to_the_root() {
+        let f = ConfigFile {
+            plan: Some("plan.json".into()),
+            ..ConfigFile::default()
+        };
+        let s = Settings::resolve(Path::new("/repo"), &FlagLayer::default(), None, &f, |_| {
+            None
+        });
+        assert_eq!(s.plan.unwrap(), PathBuf::from("/repo/plan.json"));
+        assert_eq!(s.out_dir, PathBuf::from("/repo/.qa-loop"));
+    }
+}

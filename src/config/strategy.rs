@@ -1,0 +1,309 @@
+//! The resolved verification strategy: which suites run, which are gates, and the acceptance
+//! criteria, after merging the config file, the plan and the spec.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::file::{ConversationsConfig, RiskLevel, StrategyLayer, SuiteConfig};
+
+/// Default per-command timeout.
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(20 * 60);
+
+/// The three test suites of a strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SuiteKind {
+    Unit,
+    Integration,
+    E2e,
+}
+
+impl SuiteKind {
+    /// The config key (`unit_tests`, …).
+    pub fn key(self) -> &'static str {
+        match self {
+            SuiteKind::Unit => "unit_tests",
+            SuiteKind::Integration => "integration_tests",
+            SuiteKind::E2e => "e2e_tests",
+        }
+    }
+
+    /// The short name used in `tests_passed{unit,integration,e2e}`.
+    pub fn short(self) -> &'static str {
+        match self {
+            SuiteKind::Unit => "unit",
+            SuiteKind::Integration => "integration",
+            SuiteKind::E2e => "e2e",
+        }
+    }
+
+    /// Whether the risk level requires this suite when the suite does not say.
+    pub fn required_at(self, risk: RiskLevel) -> bool {
+        match risk {
+            RiskLevel::Trivial => false,
+            RiskLevel::Low => self == SuiteKind::Unit,
+            RiskLevel::Medium => matches!(self, SuiteKind::Unit | SuiteKind::Integration),
+            RiskLevel::High | RiskLevel::Critical => true,
+        }
+    }
+}
+
+/// Why a suite is (or is not) a gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequiredBy {
+    /// The suite's own `required` field.
+    Config,
+    /// The risk level's rule.
+    RiskLevel,
+}
+
+/// One resolved suite.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Suite {
+    pub kind: SuiteKind,
+    pub required: bool,
+    pub required_by: RequiredBy,
+    pub commands: Vec<String>,
+    pub junit: Vec<String>,
+    pub coverage: Vec<String>,
+    pub minimum_coverage: Option<f64>,
+    pub flows: Vec<String>,
+    #[serde(serialize_with = "ser_secs")]
+    pub timeout: Duration,
+}
+
+fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&humantime::format_duration(*d).to_string())
+}
+
+/// Where an acceptance criterion came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CriterionSource {
+    Spec,
+    Config,
+    Plan,
+    PullRequest,
+}
+
+/// One acceptance criterion.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Criterion {
+    pub text: String,
+    pub source: CriterionSource,
+}
+
+/// The acceptance-criteria lists of each source, before merging.
+#[derive(Debug, Clone, Default)]
+pub struct CriteriaLists {
+    pub spec: Vec<String>,
+    pub config: Vec<String>,
+    pub plan: Vec<String>,
+}
+
+/// The verification strategy qa-loop will carry out.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Strategy {
+    pub risk_level: RiskLevel,
+    /// Suites with commands, plus required suites without any (they fail their gate).
+    pub suites: Vec<Suite>,
+    pub parallel: bool,
+    #[serde(skip)]
+    pub conversations: Option<ConversationsConfig>,
+    /// No test commands anywhere: QA validates by inspection (SPEC §3.1).
+    pub no_test_project: bool,
+    /// `critical` risk: a human must sign off before approval.
+    pub human_signoff_required: bool,
+    pub criteria: Vec<Criterion>,
+}
+
+impl Strategy {
+    /// Resolves a merged layer (config over plan) and the criteria lists, in SPEC §3.2 order.
+    pub fn resolve(layer: &StrategyLayer, criteria: CriteriaLists) -> Strategy {
+        let risk = layer.risk_level.unwrap_or(RiskLevel::Medium);
+        let default_timeout = layer.timeout.map_or(DEFAULT_COMMAND_TIMEOUT, |d| d.0);
+        let mut suites = Vec::new();
+        for (kind, cfg) in [
+            (SuiteKind::Unit, &layer.unit_tests),
+            (SuiteKind::Integration, &layer.integration_tests),
+            (SuiteKind::E2e, &layer.e2e_tests),
+        ] {
+            let cfg = cfg.clone().unwrap_or_default();
+            let (required, required_by) = match cfg.required {
+                Some(r) => (r, RequiredBy::Config),
+                // The risk rule requires suites that exist; `critical` requires e2e regardless.
+                None => (
+                    kind.required_at(risk)
+                        && (!cfg.commands.is_empty()
+                            || (risk == RiskLevel::Critical && kind == SuiteKind::E2e)),
+                    RequiredBy::RiskLevel,
+                ),
+            };
+            if cfg.commands.is_empty() && !required {
+                continue;
+            }
+            suites.push(suite(kind, cfg, required, required_by, default_timeout));
+        }
+        let no_test_project = suites.iter().all(|s| s.commands.is_empty())
+            && layer
+                .conversations
+                .as_ref()
+                .is_none_or(|c| c.scenarios.is_empty());
+        let criteria = merge_criteria([
+            (CriterionSource::Spec, criteria.spec),
+            (CriterionSource::Config, criteria.config),
+            (CriterionSource::Plan, criteria.plan),
+        ]);
+        Strategy {
+            risk_level: risk,
+            suites,
+            parallel: layer.parallel.unwrap_or(false),
+            conversations: layer.conversations.clone(),
+            no_test_project,
+            human_signoff_required: risk == RiskLevel::Critical,
+            criteria,
+        }
+    }
+}
+
+fn suite(
+    kind: SuiteKind,
+    cfg: SuiteConfig,
+    required: bool,
+    required_by: RequiredBy,
+    timeout: Duration,
+) -> Suite {
+    Suite {
+        kind,
+        required,
+        required_by,
+        timeout: cfg.timeout.map_or(timeout, |d| d.0),
+        commands: cfg.commands,
+        junit: cfg.junit,
+        coverage: cfg.coverage,
+        minimum_coverage: cfg.minimum_coverage,
+        flows: cfg.flows,
+    }
+}
+
+/// Merges criteria lists in order, dropping repeats (case, spacing and final punctuation ignored).
+pub fn merge_criteria<const N: usize>(
+    lists: [(CriterionSource, Vec<String>); N],
+) -> Vec<Criterion> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for (source, list) in lists {
+        for text in list {
+            let text = text.trim().to_string();
+            let key: String = text
+                .to_lowercase()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .trim_end_matches(['.', '!', ';'])
+                .to_string();
+            if !key.is_empty() && seen.insert(key) {
+                out.push(Criterion { text, source });
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer(risk: RiskLevel) -> StrategyLayer {
+        let with = |cmd: &str| {
+            Some(SuiteConfig {
+                commands: vec![cmd.into()],
+                ..SuiteConfig::default()
+            })
+        };
+        StrategyLayer {
+            risk_level: Some(risk),
+            unit_tests: with("unit"),
+            integration_tests: with("integ"),
+            e2e_tests: with("e2e"),
+            ..StrategyLayer::default()
+        }
+    }
+
+    fn required(s: &Strategy) -> Vec<SuiteKind> {
+        s.suites
+            .iter()
+            .filter(|s| s.required)
+            .map(|s| s.kind)
+            .collect()
+    }
+
+    #[test]
+    fn risk_levels_decide_required_suites() {
+        use SuiteKind::*;
+        let table = [
+            (RiskLevel::Trivial, vec![]),
+            (RiskLevel::Low, vec![Unit]),
+            (RiskLevel::Medium, vec![Unit, Integration]),
+            (RiskLevel::High, vec![Unit, Integration, E2e]),
+            (RiskLevel::Critical, vec![Unit, Integration, E2e]),
+        ];
+        for (risk, want) in table {
+            let s = Strategy::resolve(&layer(risk), CriteriaLists::default());
+            assert_eq!(required(&s), want, "{risk:?}");
+            assert_eq!(s.human_signoff_required, risk == RiskLevel::Critical);
+        }
+    }
+
+    #[test]
+    fn explicit_required_beats_the_risk_rule() {
+        let mut l = layer(RiskLevel::Trivial);
+        l.unit_tests.as_mut().unwrap().required = Some(true);
+        let s = Strategy::resolve(&l, CriteriaLists::default());
+        assert_eq!(required(&s), vec![SuiteKind::Unit]);
+        assert_eq!(s.suites[0].required_by, RequiredBy::Config);
+    }
+
+    #[test]
+    fn critical_requires_e2e_even_when_absent_and_no_tests_means_no_test_project() {
+        let l = StrategyLayer {
+            risk_level: Some(RiskLevel::Critical),
+            ..StrategyLayer::default()
+        };
+        let s = Strategy::resolve(&l, CriteriaLists::default());
+        assert_eq!(required(&s), vec![SuiteKind::E2e]);
+        assert!(s.suites[0].commands.is_empty());
+        assert!(s.no_test_project);
+        let s = Strategy::resolve(&layer(RiskLevel::Low), CriteriaLists::default());
+        assert!(!s.no_test_project);
+    }
+
+    #[test]
+    fn criteria_merge_in_order_without_repeats() {
+        let got = merge_criteria([
+            (
+                CriterionSource::Spec,
+                vec!["Users can log in".into(), "  ".into()],
+            ),
+            (
+                CriterionSource::Config,
+                vec!["users can  log in.".into(), "Errors shown".into()],
+            ),
+            (
+                CriterionSource::Plan,
+                vec!["Errors shown".into(), "Audit log".into()],
+            ),
+        ]);
+        let texts: Vec<_> = got.iter().map(|c| (c.text.as_str(), c.source)).collect();
+        assert_eq!(
+            texts,
+            vec![
+                ("Users can log in", CriterionSource::Spec),
+                ("Errors shown", CriterionSource::Config),
+                ("Audit log", CriterionSource::Plan)
+            ]
+        );
+    }
+}

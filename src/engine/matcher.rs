@@ -1,0 +1,530 @@
+//! The recurring-issue matcher: decides, deterministically, whether an issue of a later
+//! iteration is the same problem as an earlier one.
+//!
+//! The reference rule of earlier QA-loop tooling (`SequenceMatcher(title|file|line) ≥ 0.8`)
+//! scores how alike two strings *look*: it misses rewordings and merges near-misses that differ
+//! in one decisive word. This matcher combines four signals instead:
+//!
+//! 1. **File**: two issues naming different files are different problems.
+//! 2. **Identifiers** (`parse_duration`, `getDisplayName`, `orders.created_at`): when both titles
+//!    name code identifiers and share none, they are about different code.
+//! 3. **Substitution**: titles identical but for one slot of one or two words (`empty` vs
+//!    `unicode` input, `negative` vs `zero` amount) name a different case of the same check.
+//! 4. **Title similarity** (normalised content words, light stemming, identifiers split into
+//!    sub-words) must reach a bar that is lowered by location evidence (same file, nearby line)
+//!    and raised when the issue types belong to different families.
+//!
+//! The bar starts at the configured similarity threshold (default 0.8) for issues with no shared
+//! location and drops by up to 0.4 for issues on the same line. Labelled pairs live in
+//! `tests/fixtures/recurring_pairs.json`; `matcher_f1_on_labelled_pairs` prints the figures.
+
+use std::collections::HashSet;
+
+use crate::model::{Issue, IssueType};
+
+/// The fields of an issue the matcher looks at (issues in a plan's history may lack some).
+#[derive(Debug, Clone, Copy)]
+pub struct IssueKey<'a> {
+    pub title: &'a str,
+    pub kind: Option<IssueType>,
+    pub file: Option<&'a str>,
+    pub line: Option<u32>,
+}
+
+impl<'a> From<&'a Issue> for IssueKey<'a> {
+    fn from(issue: &'a Issue) -> Self {
+        IssueKey {
+            title: &issue.title,
+            kind: Some(issue.kind),
+            file: issue.file.as_deref(),
+            line: issue.line,
+        }
+    }
+}
+
+/// Why two issues were judged the same or different (for reports and debugging).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Decision {
+    Same { similarity: f64, bar: f64 },
+    DifferentFile,
+    DifferentIdentifiers,
+    Substitution,
+    OppositeSymptoms,
+    Dissimilar { similarity: f64, bar: f64 },
+}
+
+impl Decision {
+    pub fn is_same(&self) -> bool {
+        matches!(self, Decision::Same { .. })
+    }
+}
+
+/// The matcher, parameterised by the similarity threshold (`--similarity-threshold`).
+#[derive(Debug, Clone, Copy)]
+pub struct Matcher {
+    pub threshold: f64,
+}
+
+impl Default for Matcher {
+    fn default() -> Self {
+        Matcher {
+            threshold: crate::config::settings::defaults::SIMILARITY_THRESHOLD,
+        }
+    }
+}
+
+impl Matcher {
+    pub fn new(threshold: f64) -> Self {
+        Matcher { threshold }
+    }
+
+    /// Whether `a` and `b` are the same problem.
+    pub fn same(&self, a: IssueKey<'_>, b: IssueKey<'_>) -> bool {
+        self.decide(a, b).is_same()
+    }
+
+    /// The decision with its reason.
+    pub fn decide(&self, a: IssueKey<'_>, b: IssueKey<'_>) -> Decision {
+        let file_relation = file_relation(a.file, b.file);
+        if file_relation == FileRelation::Different {
+            return Decision::DifferentFile;
+        }
+        let ta = Title::new(a.title, a.file);
+        let tb = Title::new(b.title, b.file);
+        if !ta.identifiers.is_empty()
+            && !tb.identifiers.is_empty()
+            && ta.identifiers.is_disjoint(&tb.identifiers)
+        {
+            return Decision::DifferentIdentifiers;
+        }
+        if is_substitution(&ta.sequence, &tb.sequence) {
+            return Decision::Substitution;
+        }
+        if opposite_symptoms(&ta.content, &tb.content) {
+            return Decision::OppositeSymptoms;
+        }
+        let similarity = ta.defect_similarity(&tb);
+        let mut bar = self.threshold - location_bonus(file_relation, a.line, b.line);
+        match (a.kind, b.kind) {
+            (Some(x), Some(y)) if x != y && x.family() != y.family() => bar += 0.1,
+            _ => {}
+        }
+        if similarity >= bar {
+            Decision::Same { similarity, bar }
+        } else {
+            Decision::Dissimilar { similarity, bar }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FileRelation {
+    Same,
+    Different,
+    Unknown,
+}
+
+fn file_relation(a: Option<&str>, b: Option<&str>) -> FileRelation {
+    match (a.map(normalise_path), b.map(normalise_path)) {
+        (Some(a), Some(b)) if !a.is_empty() && !b.is_empty() => {
+            // `invoice.py` and `src/billing/invoice.py` name the same file.
+            let same = a == b || a.ends_with(&format!("/{b}")) || b.ends_with(&format!("/{a}"));
+            if same {
+                FileRelation::Same
+            } else {
+                FileRelation::Different
+            }
+        }
+        _ => FileRelation::Unknown,
+    }
+}
+
+fn normalise_path(p: &str) -> String {
+    p.trim()
+        .trim_start_matches("./")
+        .replace('\\', "/")
+        .to_lowercase()
+}
+
+/// How much location evidence lowers the similarity bar.
+fn location_bonus(file: FileRelation, a: Option<u32>, b: Option<u32>) -> f64 {
+    match (file, a, b) {
+        (FileRelation::Same, Some(x), Some(y)) if x.abs_diff(y) <= 30 => 0.3,
+        (FileRelation::Same, Some(_), Some(_)) => 0.1,
+        (FileRelation::Same, _, _) => 0.25,
+        (FileRelation::Unknown, _, _) => 0.1,
+        (FileRelation::Different, _, _) => 0.0,
+    }
+}
+
+/// Prefixes reviewers put before the real title: `Error:`, `[HIGH]`, `Bug -`, ….
+const PREFIX_WORDS: &[&str] = &[
+    "error",
+    "issue",
+    "bug",
+    "problem",
+    "warning",
+    "critical",
+    "high",
+    "medium",
+    "low",
+    "major",
+    "minor",
+    "blocker",
+    "fix",
+    "todo",
+    "fixme",
+    "note",
+    "regression",
+    "e2e",
+    "security",
+    "performance",
+];
+
+fn strip_prefixes(title: &str) -> &str {
+    let mut rest = title.trim();
+    loop {
+        let before = rest;
+        if let Some(r) = rest
+            .strip_prefix('[')
+            .and_then(|r| r.split_once(']'))
+            .map(|(_, r)| r)
+        {
+            rest = r.trim_start();
+        }
+        let lower = rest.to_ascii_lowercase();
+        for word in PREFIX_WORDS {
+            if let Some(r) = lower.strip_prefix(word) {
+                let r = r.trim_start();
+                if let Some(r2) = r.strip_prefix([':', '-', '–', '—']) {
+                    rest = rest[rest.len() - r2.len()..].trim_start();
+                    break;
+                }
+            }
+        }
+        for phrase in [
+            "acceptance criterion not met:",
+            "acceptance criteria not met:",
+            "criterion not met:",
+            "unmet criterion:",
+        ] {
+            if lower.starts_with(phrase) {
+                rest = rest[phrase.len()..].trim_start();
+            }
+        }
+        if rest == before {
+            return rest;
+        }
+    }
+}
+
+/// Words that carry no identity: articles, prepositions, auxiliaries and negations (a missing
+/// thing and a thing that is not there are the same issue).
+const STOPWORDS: &[&str] = &[
+    "a", "an", "the", "in", "on", "of", "for", "to", "is", "are", "be", "been", "by", "with",
+    "when", "while", "at", "from", "and", "or", "that", "this", "it", "its", "does", "do", "doesn",
+    "don", "isn", "aren", "t", "should", "still", "now", "has", "have", "can", "will", "after",
+    "so", "as", "into", "no", "not", "never", "missing", "without", "lack", "lacks", "absent",
+    "fail", "fails", "failing", "failed", "there", "any", "all", "which", "than", "then", "also",
+    "only", "yet", "being", "was", "were", "use", "uses", "using",
+];
+
+/// A few synonyms reviewers swap when they reword (canonical form last).
+fn canonical(word: &str) -> &str {
+    match word {
+        "tests" | "testing" | "tested" | "spec" | "specs" => "test",
+        "nil" | "none" | "npe" | "nullpointerexception" | "undefined" => "null",
+        "panic" | "panics" | "crashes" | "crashed" | "throws" | "throw" | "raises" => "crash",
+        "ignored" | "ignores" | "swallowed" | "swallows" | "unchecked" | "discarded" => "ignore",
+        "leaks" | "leaked" | "leaking" | "unclosed" => "leak",
+        "hardcoded" | "hard" | "coded" => "hardcode",
+        "deps" | "dependencies" | "dependency" => "dep",
+        "under" | "beneath" | "lower" => "below",
+        "db" => "database",
+        "ctx" => "context",
+        _ => word,
+    }
+}
+
+fn stem(word: &str) -> String {
+    let w = canonical(word);
+    for suffix in [
+        "ations", "ation", "ings", "ing", "ions", "ion", "ied", "ies", "ed", "es", "s", "e", "ly",
+    ] {
+        if let Some(root) = w.strip_suffix(suffix)
+            && root.chars().count() >= 3
+        {
+            return root.to_string();
+        }
+    }
+    w.to_string()
+}
+
+/// Pairs of words naming opposite symptoms: one title with the one, the other with the other, are
+/// different defects (stemmed forms).
+const OPPOSITES: &[(&str, &str)] = &[
+    ("accept", "reject"),
+    ("short", "long"),
+    ("first", "last"),
+    ("min", "max"),
+    ("minimum", "maximum"),
+    ("few", "many"),
+    ("low", "high"),
+    ("small", "large"),
+    ("increas", "decreas"),
+    ("allow", "deny"),
+    ("early", "late"),
+];
+
+fn opposite_symptoms(a: &HashSet<String>, b: &HashSet<String>) -> bool {
+    OPPOSITES.iter().any(|(x, y)| {
+        let (x, y) = (x.to_string(), y.to_string());
+        (a.contains(&x) && b.contains(&y) && !a.contains(&y) && !b.contains(&x))
+            || (a.contains(&y) && b.contains(&x) && !a.contains(&x) && !b.contains(&y))
+    })
+}
+
+/// A title, normalised for comparison.
+struct Title {
+    /// Every word, stemmed, in order, articles removed (for substitution detection).
+    sequence: Vec<String>,
+    /// Content words and identifier sub-words, stemmed.
+    content: HashSet<String>,
+    /// Code identifiers, lower-cased (`parse_duration`, `getdisplayname`, `orders.created_at`).
+    identifiers: HashSet<String>,
+}
+
+impl Title {
+    /// Normalises `raw`; words of the issue's own file path are location, not content.
+    fn new(raw: &str, file: Option<&str>) -> Title {
+        let text = strip_prefixes(raw);
+        let path_words: HashSet<String> = file
+            .map(|f| f.split(['/', '\\', '.']).map(str::to_lowercase).collect())
+            .unwrap_or_default();
+        let mut sequence = Vec::new();
+        let mut content = HashSet::new();
+        let mut identifiers = HashSet::new();
+        for token in tokens(text) {
+            let lower = token.to_lowercase();
+            if is_identifier(token) && !is_exception_name(&lower) {
+                identifiers.insert(lower.trim_matches(['.', '_']).to_string());
+                for part in sub_words(token) {
+                    if !STOPWORDS.contains(&part.as_str()) && part.len() > 1 {
+                        content.insert(stem(&part));
+                    }
+                }
+                sequence.push(lower);
+                continue;
+            }
+            if matches!(lower.as_str(), "a" | "an" | "the") {
+                continue;
+            }
+            let stemmed = stem(&lower);
+            // Numbers (`62%`, `N+1`) and single letters change between rewordings.
+            let noise = lower.chars().count() < 2 || lower.chars().all(|c| c.is_ascii_digit());
+            if !STOPWORDS.contains(&lower.as_str()) && !noise && !path_words.contains(&lower) {
+                content.insert(stemmed.clone());
+            }
+            sequence.push(stemmed);
+        }
+        Title {
+            sequence,
+            content,
+            identifiers,
+        }
+    }
+
+    /// Mean of the Dice coefficient and the overlap coefficient of the content words: the overlap
+    /// term keeps a terse title similar to its longer rewording.
+    /// Similarity of the words that describe the defect: sub-words of identifiers both titles
+    /// name are location, not defect, and are left out.
+    pub fn defect_similarity(&self, other: &Title) -> f64 {
+        let shared: HashSet<String> = self
+            .identifiers
+            .intersection(&other.identifiers)
+            .flat_map(|i| sub_words(i))
+            .map(|w| stem(&w))
+            .collect();
+        let a: HashSet<String> = self.content.difference(&shared).cloned().collect();
+        let b: HashSet<String> = other.content.difference(&shared).cloned().collect();
+        set_similarity(&a, &b)
+    }
+}
+
+/// Mean of the Dice and overlap coefficients of two word sets.
+fn set_similarity(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
+    {
+        if a.is_empty() || b.is_empty() {
+            return if a.is_empty() && b.is_empty() {
+                1.0
+            } else {
+                0.0
+            };
+        }
+        let common = a.intersection(b).count() as f64;
+        let dice = 2.0 * common / (a.len() + b.len()) as f64;
+        let overlap = common / a.len().min(b.len()) as f64;
+        (dice + overlap) / 2.0
+    }
+}
+
+/// Splits on anything but word characters and the joiners of qualified names (`.`).
+fn tokens(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .map(|t| t.trim_matches('.'))
+        .filter(|t| !t.is_empty())
+}
+
+/// Exception and error class names (`NullPointerException`, `ValueError`) name the defect, not
+/// the code: they are content words.
+fn is_exception_name(lower: &str) -> bool {
+    lower.ends_with("exception") || lower.ends_with("error")
+}
+
+/// `snake_case`, `dotted.name`, or `camelCase`/`PascalCase` (not an ALL-CAPS acronym).
+fn is_identifier(token: &str) -> bool {
+    let has_lower = token.chars().any(|c| c.is_lowercase());
+    let inner_upper = token.chars().skip(1).any(|c| c.is_uppercase());
+    (token.contains('_') || token.contains('.')) && token.chars().any(char::is_alphabetic)
+        || (has_lower && inner_upper)
+}
+
+/// `getDisplayName` → get, display, name; `orders.created_at` → orders, created, at.
+fn sub_words(token: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut prev_lower = false;
+    for c in token.chars() {
+        if c == '_' || c == '.' {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        current.extend(c.to_lowercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words
+}
+
+/// Whether two word sequences differ in exactly one slot of one or two words on each side (the
+/// rest identical and at least two words long), and the slot holds content on both sides.
+fn is_substitution(a: &[String], b: &[String]) -> bool {
+    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..]
+        .iter()
+        .rev()
+        .zip(b[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let slot_a = &a[prefix..a.len() - suffix];
+    let slot_b = &b[prefix..b.len() - suffix];
+    let content = |slot: &[String]| slot.iter().any(|w| !STOPWORDS.contains(&w.as_str()));
+    !slot_a.is_empty()
+        && !slot_b.is_empty()
+        && slot_a.len() <= 2
+        && slot_b.len() <= 2
+        && prefix + suffix >= 2
+        && content(slot_a)
+        && content(slot_b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key<'a>(title: &'a str, file: Option<&'a str>, line: Option<u32>) -> IssueKey<'a> {
+        IssueKey {
+            title,
+            kind: Some(IssueType::UnitTest),
+            file,
+            line,
+        }
+    }
+
+    #[test]
+    fn table_of_decisions() {
+        let m = Matcher::default();
+        let f = Some("src/phone.py");
+        let cases: &[(&str, IssueKey, IssueKey, bool)] = &[
+            (
+                "prefix only",
+                key("Error: empty list crashes sum", f, Some(3)),
+                key("empty list crashes sum", f, Some(3)),
+                true,
+            ),
+            (
+                "bracket prefix and shifted line",
+                key("[HIGH] Missing test for empty input", f, Some(10)),
+                key("Missing test for empty input", f, Some(31)),
+                true,
+            ),
+            (
+                "same title, other file",
+                key("Missing test for empty input", f, Some(10)),
+                key(
+                    "Missing test for empty input",
+                    Some("src/mail.py"),
+                    Some(10),
+                ),
+                false,
+            ),
+            (
+                "one decisive word",
+                key("Missing test for empty input", f, Some(10)),
+                key("Missing test for unicode input", f, Some(10)),
+                false,
+            ),
+            (
+                "different identifiers",
+                key("test_login_ok fails", f, None),
+                key("test_logout_ok fails", f, None),
+                false,
+            ),
+            (
+                "different defect, same line",
+                key("SQL injection in report query", f, Some(7)),
+                key("Report query cursor is never closed", f, Some(7)),
+                false,
+            ),
+            (
+                "rewording at the same place",
+                key("Negative quantity is not validated", f, Some(8)),
+                key("Missing validation for negative quantity", f, Some(8)),
+                true,
+            ),
+        ];
+        for (comment, a, b, want) in cases {
+            assert_eq!(m.same(*a, *b), *want, "{comment}: {:?}", m.decide(*a, *b));
+        }
+    }
+
+    #[test]
+    fn prefixes_are_stripped() {
+        assert_eq!(strip_prefixes("Error: Issue - [HIGH] x y"), "x y");
+        assert_eq!(
+            strip_prefixes("Acceptance criterion not met: CSV has header"),
+            "CSV has header"
+        );
+        assert_eq!(strip_prefixes("Errors are shown"), "Errors are shown");
+    }
+
+    #[test]
+    fn identifiers_split_into_sub_words() {
+        assert_eq!(sub_words("getDisplayName"), vec!["get", "display", "name"]);
+        assert_eq!(
+            sub_words("orders.created_at"),
+            vec!["orders", "created", "at"]
+        );
+        assert!(
+            is_identifier("parse_duration") && is_identifier("useEffect") && !is_identifier("MD5")
+        );
+    }
+}

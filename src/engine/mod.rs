@@ -1,0 +1,4 @@
+//! The QA loop: a pure state machine ([`state`]), the driver that performs its effects through
+//! narrow traits ([`driver`]), and the recurring-issue logic ([`matcher`], [`recurring`]).
+
+pub mod matcher;

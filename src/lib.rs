@@ -1,0 +1,12 @@
+//! qa-loop: an automated QA loop for pull requests.
+//!
+//! The flow is verify → review → (fix → verify → review)* → report. Each concern has a module:
+//!
+//! - [`config`]: config file, plan, spec and run settings (CLI > env > file > defaults)
+//! - [`model`]: the shared vocabulary (issues, verdicts)
+//! - [`engine`]: the loop as a pure state machine, its driver, and the recurring-issue matcher
+
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod model;

@@ -1,0 +1,149 @@
+//! An issue found by the reviewer or by a verification gate.
+
+use serde::{Deserialize, Serialize};
+
+/// The kind of problem, as named in the verdict schema (SPEC §5.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IssueType {
+    AcceptanceCriteria,
+    UnitTest,
+    IntegrationTest,
+    E2eTest,
+    Coverage,
+    CodeQuality,
+    ErrorHandling,
+    Security,
+    Performance,
+}
+
+impl IssueType {
+    /// Every type, in schema order.
+    pub const ALL: [IssueType; 9] = [
+        IssueType::AcceptanceCriteria,
+        IssueType::UnitTest,
+        IssueType::IntegrationTest,
+        IssueType::E2eTest,
+        IssueType::Coverage,
+        IssueType::CodeQuality,
+        IssueType::ErrorHandling,
+        IssueType::Security,
+        IssueType::Performance,
+    ];
+
+    /// The schema name (`unit_test`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IssueType::AcceptanceCriteria => "acceptance_criteria",
+            IssueType::UnitTest => "unit_test",
+            IssueType::IntegrationTest => "integration_test",
+            IssueType::E2eTest => "e2e_test",
+            IssueType::Coverage => "coverage",
+            IssueType::CodeQuality => "code_quality",
+            IssueType::ErrorHandling => "error_handling",
+            IssueType::Security => "security",
+            IssueType::Performance => "performance",
+        }
+    }
+
+    /// Parses a schema name, tolerating case, dashes and spaces (`Unit Test`, `unit-test`).
+    pub fn parse_lenient(text: &str) -> Option<IssueType> {
+        let norm: String = text
+            .trim()
+            .chars()
+            .map(|c| {
+                if c == '-' || c == ' ' {
+                    '_'
+                } else {
+                    c.to_ascii_lowercase()
+                }
+            })
+            .collect();
+        IssueType::ALL.into_iter().find(|t| t.as_str() == norm)
+    }
+
+    /// Types that describe failing tests; a reworded issue drifts between these and
+    /// `acceptance_criteria` without changing what it is about.
+    pub fn family(self) -> u8 {
+        match self {
+            IssueType::AcceptanceCriteria
+            | IssueType::UnitTest
+            | IssueType::IntegrationTest
+            | IssueType::E2eTest => 0,
+            IssueType::CodeQuality | IssueType::ErrorHandling | IssueType::Performance => 1,
+            IssueType::Coverage => 2,
+            IssueType::Security => 3,
+        }
+    }
+}
+
+impl std::fmt::Display for IssueType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How bad an issue is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Critical,
+    High,
+    Medium,
+    Low,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Critical => "critical",
+            Severity::High => "high",
+            Severity::Medium => "medium",
+            Severity::Low => "low",
+        }
+    }
+
+    pub fn parse_lenient(text: &str) -> Option<Severity> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "critical" | "blocker" => Some(Severity::Critical),
+            "high" | "major" => Some(Severity::High),
+            "medium" | "moderate" => Some(Severity::Medium),
+            "low" | "minor" | "info" => Some(Severity::Low),
+            _ => None,
+        }
+    }
+}
+
+/// One issue of a verdict (SPEC §5.3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Issue {
+    /// The reviewer's id within its iteration (`Q1`); gate issues use `G1`, `G2`, ….
+    pub id: String,
+    pub title: String,
+    #[serde(rename = "type")]
+    pub kind: IssueType,
+    pub severity: Severity,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// The prescriptive fix the fixer is asked to carry out.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub fix: String,
+    /// The reviewer's own mark: the id (`I2.Q1` or `Q1`) of an earlier issue this one repeats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recurs: Option<String>,
+}
+
+impl Issue {
+    /// `file:line`, `file`, or nothing.
+    pub fn location(&self) -> Option<String> {
+        match (&self.file, self.line) {
+            (Some(f), Some(l)) => Some(format!("{f}:{l}")),
+            (Some(f), None) => Some(f.clone()),
+            _ => None,
+        }
+    }
+}

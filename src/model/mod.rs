@@ -1,0 +1,11 @@
+//! The shared vocabulary of qa-loop: issues, verdicts, gates and iteration records.
+//!
+//! Every other module speaks these types; none of them does I/O.
+
+mod issue;
+mod verdict;
+mod verification;
+
+pub use issue::{Issue, IssueType, Severity};
+pub use verdict::{CriterionResult, ReviewStatus, Verdict};
+pub use verification::{CommandOutcome, CommandRun, Gate, GateStatus, VerificationReport};
