@@ -490,8 +490,14 @@ mod tests {
             ),
             (
                 "different defect, same line",
-                key("SQL injection in report query", f, Some(7)),
-                key("Report query cursor is never closed", f, Some(7)),
+                IssueKey {
+                    kind: Some(IssueType::Security),
+                    ..key("SQL injection in report query", f, Some(7))
+                },
+                IssueKey {
+                    kind: Some(IssueType::CodeQuality),
+                    ..key("Report query cursor is never closed", f, Some(7))
+                },
                 false,
             ),
             (
