@@ -347,6 +347,14 @@ impl Title {
             .collect();
         let a: HashSet<String> = self.content.difference(&shared).cloned().collect();
         let b: HashSet<String> = other.content.difference(&shared).cloned().collect();
+        if a.is_empty() || b.is_empty() {
+            // No content words left (`Fix it`, `A`): only an identical title is the same.
+            return if self.sequence == other.sequence {
+                1.0
+            } else {
+                0.0
+            };
+        }
         set_similarity(&a, &b)
     }
 }

@@ -2,3 +2,10 @@
 //! narrow traits ([`driver`]), and the recurring-issue logic ([`matcher`], [`recurring`]).
 
 pub mod matcher;
+pub mod recurring;
+pub mod state;
+
+#[cfg(test)]
+mod tests;
+
+pub use state::{Effect, Engine, Event, IterationRecord, Outcome, Policy, Status};

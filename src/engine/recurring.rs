@@ -1,0 +1,196 @@
+//! Recurring issues across iterations: groups the issues of an iteration history into problems
+//! (the reviewer's `recurs` marks first, the [`Matcher`] otherwise) and reports those seen in
+//! at least `threshold` iterations.
+
+use serde::Serialize;
+
+use super::matcher::{IssueKey, Matcher};
+
+/// One issue of one iteration, as the grouping sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Occurrence<'a> {
+    pub iteration: u32,
+    /// The issue's id within its iteration (`Q1`).
+    pub id: &'a str,
+    pub key: IssueKey<'a>,
+    /// The reviewer's mark: `I2.Q1` (iteration 2, issue Q1) or `Q1` (latest earlier iteration).
+    pub recurs: Option<&'a str>,
+}
+
+/// A problem seen in several iterations.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecurringIssue {
+    /// The title of its latest occurrence.
+    pub title: String,
+    /// How many iterations it appeared in.
+    pub occurrences: u32,
+    pub iterations: Vec<u32>,
+}
+
+/// Groups the occurrences and returns the problems seen in `threshold` or more iterations, most
+/// frequent first.
+pub fn find_recurring(
+    occurrences: &[Occurrence<'_>],
+    matcher: &Matcher,
+    threshold: u32,
+) -> Vec<RecurringIssue> {
+    let n = occurrences.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    for j in 0..n {
+        let cur = &occurrences[j];
+        // The reviewer's own mark wins when it names a known earlier issue.
+        if let Some(target) = cur
+            .recurs
+            .and_then(|r| resolve_mark(occurrences, cur.iteration, r))
+        {
+            let (a, b) = (root(&mut parent, target), root(&mut parent, j));
+            parent[b] = a;
+            continue;
+        }
+        for i in 0..n {
+            let earlier = &occurrences[i];
+            if earlier.iteration < cur.iteration && matcher.same(earlier.key, cur.key) {
+                let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+                parent[b] = a;
+            }
+        }
+    }
+    let mut groups: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+    for i in 0..n {
+        let r = root(&mut parent, i);
+        groups.entry(r).or_default().push(i);
+    }
+    let mut out: Vec<RecurringIssue> = groups
+        .into_values()
+        .filter_map(|members| {
+            let mut iterations: Vec<u32> =
+                members.iter().map(|&m| occurrences[m].iteration).collect();
+            iterations.sort_unstable();
+            iterations.dedup();
+            let latest = members.iter().max_by_key(|&&m| occurrences[m].iteration)?;
+            (iterations.len() as u32 >= threshold).then(|| RecurringIssue {
+                title: occurrences[*latest].key.title.to_string(),
+                occurrences: iterations.len() as u32,
+                iterations,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.occurrences
+            .cmp(&a.occurrences)
+            .then(a.iterations.cmp(&b.iterations))
+    });
+    out
+}
+
+/// Resolves `I2.Q1` or `Q1` to the index of an occurrence of an earlier iteration.
+fn resolve_mark(occurrences: &[Occurrence<'_>], current: u32, mark: &str) -> Option<usize> {
+    let mark = mark.trim();
+    let (iteration, id) = match mark.split_once('.') {
+        Some((it, id)) => (it.trim_start_matches(['I', 'i']).parse::<u32>().ok(), id),
+        None => (None, mark),
+    };
+    occurrences
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.iteration < current && o.id.eq_ignore_ascii_case(id))
+        .filter(|(_, o)| iteration.is_none_or(|it| o.iteration == it))
+        .max_by_key(|(_, o)| o.iteration)
+        .map(|(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn occ<'a>(
+        iteration: u32,
+        id: &'a str,
+        title: &'a str,
+        recurs: Option<&'a str>,
+    ) -> Occurrence<'a> {
+        Occurrence {
+            iteration,
+            id,
+            key: IssueKey {
+                title,
+                kind: None,
+                file: Some("src/cart.py"),
+                line: Some(10 + iteration),
+            },
+            recurs,
+        }
+    }
+
+    #[test]
+    fn a_reworded_issue_in_three_iterations_recurs_three_times() {
+        let list = [
+            occ(
+                1,
+                "Q1",
+                "Missing validation for negative quantity in add_to_cart",
+                None,
+            ),
+            occ(
+                2,
+                "Q1",
+                "Negative quantity is not validated in add_to_cart",
+                None,
+            ),
+            occ(
+                3,
+                "Q2",
+                "Error: add_to_cart does not validate negative quantity",
+                None,
+            ),
+        ];
+        let got = find_recurring(&list, &Matcher::default(), 3);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].iterations, vec![1, 2, 3]);
+        assert_eq!(
+            got[0].title,
+            "Error: add_to_cart does not validate negative quantity"
+        );
+    }
+
+    #[test]
+    fn three_different_defects_do_not_recur() {
+        let list = [
+            occ(1, "Q1", "Missing test for empty input in add_to_cart", None),
+            occ(
+                2,
+                "Q1",
+                "Missing test for unicode input in add_to_cart",
+                None,
+            ),
+            occ(3, "Q1", "SQL injection in add_to_cart query", None),
+        ];
+        assert!(find_recurring(&list, &Matcher::default(), 2).is_empty());
+    }
+
+    #[test]
+    fn reviewer_marks_win_over_the_matcher() {
+        // Titles the matcher would call different, marked as the same by the reviewer.
+        let list = [
+            occ(1, "Q1", "Totals are wrong", None),
+            occ(2, "Q3", "Rounding drops a cent", Some("I1.Q1")),
+            occ(3, "Q1", "Cent lost in invoice sum", Some("Q3")),
+        ];
+        let got = find_recurring(&list, &Matcher::default(), 3);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].occurrences, 3);
+        // A mark naming an unknown issue falls back to the matcher.
+        let unknown = [
+            occ(1, "Q1", "Totals are wrong", None),
+            occ(2, "Q1", "Rounding drops a cent", Some("I9.Q9")),
+        ];
+        assert!(find_recurring(&unknown, &Matcher::default(), 2).is_empty());
+    }
+}

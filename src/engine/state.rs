@@ -1,0 +1,495 @@
+//! The QA loop of SPEC §4 as a pure state machine: `Engine::step(event) -> effects`. No I/O, no
+//! clock: the driver feeds events (with timestamps) and performs the effects.
+
+use serde::{Deserialize, Serialize};
+
+use super::matcher::{IssueKey, Matcher};
+use super::recurring::{Occurrence, RecurringIssue, find_recurring};
+use crate::error::Exit;
+use crate::model::{CriterionResult, Issue, ReviewStatus, Severity, Verdict, VerificationReport};
+
+/// A reviewer score is capped at this when a required gate failed: an iteration with red gates
+/// never outranks one with green gates in best-of-N.
+pub const FAILED_GATE_SCORE_CAP: u8 = 50;
+
+/// The rules of the loop.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Policy {
+    pub max_iterations: u32,
+    pub max_consecutive_errors: u32,
+    pub recurring_threshold: u32,
+    pub similarity_threshold: f64,
+    pub min_score: u8,
+    /// `mode: review`: never fix.
+    pub review_only: bool,
+}
+
+/// Loop statuses (SPEC §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Pending,
+    Rejected,
+    FixesApplied,
+    Approved,
+    HumanEscalation,
+    MaxIterations,
+    Error,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Rejected => "rejected",
+            Status::FixesApplied => "fixes_applied",
+            Status::Approved => "approved",
+            Status::HumanEscalation => "human_escalation",
+            Status::MaxIterations => "max_iterations",
+            Status::Error => "error",
+        }
+    }
+}
+
+/// One completed review: what was found, and what the gates said.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IterationRecord {
+    pub iteration: u32,
+    /// `approved` or `rejected` (after gates).
+    pub status: Status,
+    /// Whether the reviewer itself said approved (it may be overruled by gates).
+    pub reviewer_approved: bool,
+    pub score: u8,
+    pub summary: String,
+    pub criteria: Vec<CriterionResult>,
+    pub issues: Vec<Issue>,
+    pub verification: VerificationReport,
+    pub timestamp: String,
+}
+
+/// Why a run stopped with errors.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum ErrorStop {
+    ConsecutiveErrors { count: u32, last: String },
+    Budget { what: String },
+}
+
+/// Why a run was escalated to a human.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Escalation {
+    Recurring { issues: Vec<RecurringIssue> },
+    BelowMinScore { best_score: u8, min_score: u8 },
+    AwaitingSignoff { gates: Vec<String> },
+}
+
+/// How the loop ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "result")]
+pub enum Outcome {
+    Approved {
+        iteration: u32,
+    },
+    /// Rejected and not fixed further (`mode: review`).
+    Rejected {
+        best_iteration: u32,
+    },
+    MaxIterations {
+        best_iteration: u32,
+    },
+    Escalated {
+        escalation: Escalation,
+        best_iteration: Option<u32>,
+    },
+    Errors {
+        stop: ErrorStop,
+        best_iteration: Option<u32>,
+    },
+}
+
+impl Outcome {
+    /// The process exit code (SPEC §2).
+    pub fn exit(&self) -> Exit {
+        match self {
+            Outcome::Approved { .. } => Exit::Approved,
+            Outcome::Rejected { .. } | Outcome::MaxIterations { .. } => Exit::NotApproved,
+            Outcome::Escalated { .. } => Exit::Escalated,
+            Outcome::Errors { .. } => Exit::Errors,
+        }
+    }
+
+    /// The action output `verdict`: `approved|rejected|escalated|error`.
+    pub fn verdict(&self) -> &'static str {
+        match self {
+            Outcome::Approved { .. } => "approved",
+            Outcome::Rejected { .. } | Outcome::MaxIterations { .. } => "rejected",
+            Outcome::Escalated { .. } => "escalated",
+            Outcome::Errors { .. } => "error",
+        }
+    }
+
+    /// The final loop status.
+    pub fn status(&self) -> Status {
+        match self {
+            Outcome::Approved { .. } => Status::Approved,
+            Outcome::Rejected { .. } => Status::Rejected,
+            Outcome::MaxIterations { .. } => Status::MaxIterations,
+            Outcome::Escalated { .. } => Status::HumanEscalation,
+            Outcome::Errors { .. } => Status::Error,
+        }
+    }
+
+    /// The iteration whose code state should be kept (best-of-N), if any.
+    pub fn best_iteration(&self) -> Option<u32> {
+        match self {
+            Outcome::Approved { iteration } => Some(*iteration),
+            Outcome::Rejected { best_iteration } | Outcome::MaxIterations { best_iteration } => {
+                Some(*best_iteration)
+            }
+            Outcome::Escalated { best_iteration, .. } | Outcome::Errors { best_iteration, .. } => {
+                *best_iteration
+            }
+        }
+    }
+}
+
+/// What the driver reports back.
+#[derive(Debug, Clone)]
+pub enum Event {
+    Started,
+    Verified(VerificationReport),
+    Reviewed {
+        result: Result<Verdict, String>,
+        at: String,
+    },
+    Fixed(Result<String, String>),
+    /// Tokens, cost or time ran out (checked by the driver before each call).
+    BudgetExhausted(String),
+}
+
+/// What the driver must do next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    Verify,
+    /// Review the current state as iteration `iteration`.
+    Review {
+        iteration: u32,
+    },
+    /// Fix these issues (from iteration `iteration`).
+    Fix {
+        iteration: u32,
+        issues: Vec<Issue>,
+    },
+    /// An iteration was recorded: report progress.
+    Checkpoint {
+        iteration: u32,
+    },
+    /// A fix attempt succeeded (status `fixes_applied`).
+    FixesApplied {
+        iteration: u32,
+        summary: String,
+    },
+    Finish(Outcome),
+}
+
+/// The loop's state.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    policy: Policy,
+    matcher: Matcher,
+    status: Status,
+    history: Vec<IterationRecord>,
+    verification: Option<VerificationReport>,
+    consecutive_errors: u32,
+    errors: Vec<String>,
+    pending_fix: Vec<Issue>,
+    outcome: Option<Outcome>,
+}
+
+impl Engine {
+    pub fn new(policy: Policy) -> Self {
+        Engine::resume(policy, Vec::new())
+    }
+
+    /// Continues from an earlier run's history (cross-run memory): iterations keep counting.
+    pub fn resume(policy: Policy, history: Vec<IterationRecord>) -> Self {
+        Engine {
+            policy,
+            matcher: Matcher::new(policy.similarity_threshold),
+            status: Status::Pending,
+            history,
+            verification: None,
+            consecutive_errors: 0,
+            errors: Vec::new(),
+            pending_fix: Vec::new(),
+            outcome: None,
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        self.status
+    }
+
+    pub fn history(&self) -> &[IterationRecord] {
+        &self.history
+    }
+
+    pub fn errors(&self) -> &[String] {
+        &self.errors
+    }
+
+    pub fn outcome(&self) -> Option<&Outcome> {
+        self.outcome.as_ref()
+    }
+
+    /// The latest verification, if any.
+    pub fn verification(&self) -> Option<&VerificationReport> {
+        self.verification.as_ref()
+    }
+
+    fn next_iteration(&self) -> u32 {
+        self.history.last().map_or(1, |r| r.iteration + 1)
+    }
+
+    /// Problems seen in `recurring_threshold` or more iterations so far.
+    pub fn recurring(&self) -> Vec<RecurringIssue> {
+        recurring_in(
+            &self.history,
+            &self.matcher,
+            self.policy.recurring_threshold,
+        )
+    }
+
+    /// Advances the machine by one event.
+    pub fn step(&mut self, event: Event) -> Vec<Effect> {
+        if self.outcome.is_some() {
+            return Vec::new();
+        }
+        match event {
+            Event::Started => {
+                // A resumed run that already used every iteration cannot review again.
+                if self.history.len() as u32 >= self.policy.max_iterations
+                    && !self.history.is_empty()
+                {
+                    return self.end_without_approval(false);
+                }
+                vec![Effect::Verify]
+            }
+            Event::Verified(report) => {
+                self.verification = Some(report);
+                vec![Effect::Review {
+                    iteration: self.next_iteration(),
+                }]
+            }
+            Event::Reviewed {
+                result: Ok(verdict),
+                at,
+            } => self.on_verdict(verdict, at),
+            Event::Reviewed {
+                result: Err(error), ..
+            } => self.on_error(
+                error,
+                Effect::Review {
+                    iteration: self.next_iteration(),
+                },
+            ),
+            Event::Fixed(Ok(summary)) => {
+                self.consecutive_errors = 0;
+                self.pending_fix.clear();
+                self.status = Status::FixesApplied;
+                let iteration = self.history.last().map_or(0, |r| r.iteration);
+                vec![Effect::FixesApplied { iteration, summary }, Effect::Verify]
+            }
+            Event::Fixed(Err(error)) => {
+                let retry = Effect::Fix {
+                    iteration: self.history.last().map_or(0, |r| r.iteration),
+                    issues: self.pending_fix.clone(),
+                };
+                self.on_error(error, retry)
+            }
+            Event::BudgetExhausted(what) => {
+                let best = self.best().map(|r| r.iteration);
+                self.finish(Outcome::Errors {
+                    stop: ErrorStop::Budget { what },
+                    best_iteration: best,
+                })
+            }
+        }
+    }
+
+    fn on_error(&mut self, error: String, retry: Effect) -> Vec<Effect> {
+        self.consecutive_errors += 1;
+        self.errors.push(error.clone());
+        if self.consecutive_errors >= self.policy.max_consecutive_errors {
+            let best = self.best().map(|r| r.iteration);
+            let stop = ErrorStop::ConsecutiveErrors {
+                count: self.consecutive_errors,
+                last: error,
+            };
+            return self.finish(Outcome::Errors {
+                stop,
+                best_iteration: best,
+            });
+        }
+        vec![retry]
+    }
+
+    fn on_verdict(&mut self, verdict: Verdict, at: String) -> Vec<Effect> {
+        self.consecutive_errors = 0;
+        let iteration = self.next_iteration();
+        let verification = self.verification.clone().unwrap_or_default();
+        let record = apply_gates(iteration, verdict, verification, at);
+        let approved = record.status == Status::Approved;
+        let pending: Vec<String> = record
+            .verification
+            .pending_required()
+            .map(|g| g.name.clone())
+            .collect();
+        self.status = record.status;
+        self.pending_fix = record.issues.clone();
+        self.history.push(record);
+        let mut effects = vec![Effect::Checkpoint { iteration }];
+        if approved {
+            if !pending.is_empty() {
+                // Gates beat words: a pending sign-off holds the approval (SPEC §3.1 critical).
+                effects.extend(self.finish(Outcome::Escalated {
+                    escalation: Escalation::AwaitingSignoff { gates: pending },
+                    best_iteration: Some(iteration),
+                }));
+                return effects;
+            }
+            effects.extend(self.finish(Outcome::Approved { iteration }));
+            return effects;
+        }
+        let recurring = self.recurring();
+        if !recurring.is_empty() {
+            let best = self.best().map(|r| r.iteration);
+            effects.extend(self.finish(Outcome::Escalated {
+                escalation: Escalation::Recurring { issues: recurring },
+                best_iteration: best,
+            }));
+            return effects;
+        }
+        if self.history.len() as u32 >= self.policy.max_iterations {
+            effects.extend(self.end_without_approval(false));
+            return effects;
+        }
+        if self.policy.review_only {
+            effects.extend(self.end_without_approval(true));
+            return effects;
+        }
+        effects.push(Effect::Fix {
+            iteration,
+            issues: self.pending_fix.clone(),
+        });
+        effects
+    }
+
+    /// Best-of-N: keep the best iteration; below `min_score` escalate instead.
+    fn end_without_approval(&mut self, review_only: bool) -> Vec<Effect> {
+        let best = self.best().map(|r| (r.iteration, r.score));
+        let Some((best_iteration, best_score)) = best else {
+            return self.finish(Outcome::Errors {
+                stop: ErrorStop::ConsecutiveErrors {
+                    count: 0,
+                    last: "no iteration completed".into(),
+                },
+                best_iteration: None,
+            });
+        };
+        if best_score < self.policy.min_score {
+            return self.finish(Outcome::Escalated {
+                escalation: Escalation::BelowMinScore {
+                    best_score,
+                    min_score: self.policy.min_score,
+                },
+                best_iteration: Some(best_iteration),
+            });
+        }
+        if review_only {
+            self.finish(Outcome::Rejected { best_iteration })
+        } else {
+            self.finish(Outcome::MaxIterations { best_iteration })
+        }
+    }
+
+    /// The highest-scoring iteration; the latest among equals (it holds the most fixes):
+    /// `max_by_key` returns the last maximum.
+    fn best(&self) -> Option<&IterationRecord> {
+        self.history.iter().max_by_key(|r| r.score)
+    }
+
+    fn finish(&mut self, outcome: Outcome) -> Vec<Effect> {
+        self.status = outcome.status();
+        self.outcome = Some(outcome.clone());
+        vec![Effect::Finish(outcome)]
+    }
+}
+
+/// Recurring problems in a history.
+pub fn recurring_in(
+    history: &[IterationRecord],
+    matcher: &Matcher,
+    threshold: u32,
+) -> Vec<RecurringIssue> {
+    let occurrences: Vec<Occurrence<'_>> = history
+        .iter()
+        .flat_map(|r| {
+            r.issues.iter().map(move |i| Occurrence {
+                iteration: r.iteration,
+                id: &i.id,
+                key: IssueKey::from(i),
+                recurs: i.recurs.as_deref(),
+            })
+        })
+        .collect();
+    find_recurring(&occurrences, matcher, threshold)
+}
+
+/// Gates beat words: the verdict is approved only if the reviewer approved and every required
+/// gate passed. Each failed required gate becomes an issue; the score is capped.
+pub fn apply_gates(
+    iteration: u32,
+    verdict: Verdict,
+    verification: VerificationReport,
+    at: String,
+) -> IterationRecord {
+    let mut issues = verdict.issues;
+    let failed: Vec<_> = verification.failed_required().cloned().collect();
+    for (n, gate) in failed.iter().enumerate() {
+        issues.push(Issue {
+            id: format!("G{}", n + 1),
+            title: format!("Required gate `{}` failed: {}", gate.name, gate.summary),
+            kind: gate.issue_type,
+            severity: Severity::High,
+            file: None,
+            line: None,
+            description: gate.excerpt.clone(),
+            fix: format!("Make the `{}` gate pass: {}", gate.name, gate.summary),
+            recurs: None,
+        });
+    }
+    let reviewer_approved = verdict.status == ReviewStatus::Approved;
+    let gates_hold = failed.is_empty();
+    let mut score = verdict.score.min(100);
+    if !gates_hold {
+        score = score.min(FAILED_GATE_SCORE_CAP);
+    }
+    let status = if reviewer_approved && gates_hold {
+        Status::Approved
+    } else {
+        Status::Rejected
+    };
+    IterationRecord {
+        iteration,
+        status,
+        reviewer_approved,
+        score,
+        summary: verdict.summary,
+        criteria: verdict.criteria,
+        issues,
+        verification,
+        timestamp: at,
+    }
+}
