@@ -54,8 +54,7 @@ pub fn find_recurring(
             parent[b] = a;
             continue;
         }
-        for i in 0..n {
-            let earlier = &occurrences[i];
+        for (i, earlier) in occurrences.iter().enumerate() {
             if earlier.iteration < cur.iteration && matcher.same(earlier.key, cur.key) {
                 let (a, b) = (root(&mut parent, i), root(&mut parent, j));
                 parent[b] = a;
