@@ -9,4 +9,8 @@
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod llm;
 pub mod model;
+pub mod tools;
+pub mod vcs;
+pub mod verify;

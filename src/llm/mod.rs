@@ -1,0 +1,36 @@
+//! Model providers: shared conversation types ([`types`]), the [`Provider`] trait, and the
+//! `replay` provider. Anthropic and OpenAI(-compatible) providers map the same types to their
+//! wire formats.
+
+pub mod replay;
+pub mod types;
+
+use std::future::Future;
+use std::pin::Pin;
+
+pub use types::{
+    AgentRole, Content, Message, Request, Response, Speaker, ToolCall, ToolSpec, Usage,
+};
+
+/// A boxed future, so providers can be chosen at run time (`Box<dyn Provider>`).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// Why a model call failed. The text never contains the API key.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ProviderError {
+    /// Retries exhausted on 429/5xx/timeouts.
+    #[error("model service unavailable: {0}")]
+    Unavailable(String),
+    /// A failure retrying cannot fix (bad request, bad key, exhausted replay session).
+    #[error("{0}")]
+    Fatal(String),
+}
+
+/// A model service.
+pub trait Provider {
+    fn name(&self) -> &'static str;
+    fn complete<'a>(
+        &'a self,
+        request: &'a Request,
+    ) -> BoxFuture<'a, Result<Response, ProviderError>>;
+}

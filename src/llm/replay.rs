@@ -1,0 +1,148 @@
+//! The `replay` provider: answers from a recorded session file, in order. Used by the demo and by
+//! tests. Format: docs/replay-sessions.md.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use serde::Deserialize;
+
+use super::types::{AgentRole, Request, Response, ToolCall, Usage};
+use super::{BoxFuture, Provider, ProviderError};
+use crate::error::InputError;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SessionFile {
+    #[serde(default)]
+    #[allow(dead_code)]
+    description: String,
+    calls: Vec<Call>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Call {
+    role: AgentRole,
+    #[serde(default)]
+    text: String,
+    #[serde(default)]
+    tool_calls: Vec<ToolCall>,
+    #[serde(default)]
+    usage: Usage,
+}
+
+/// Replays a session's calls in order, checking each is asked by the expected agent.
+#[derive(Debug)]
+pub struct ReplayProvider {
+    calls: Vec<Call>,
+    next: Mutex<usize>,
+}
+
+impl ReplayProvider {
+    /// Parses a session (`path` labels errors).
+    pub fn parse(path: &Path, text: &str) -> Result<Self, InputError> {
+        let session: SessionFile =
+            serde_json::from_str(text).map_err(|e| InputError::from_json(path, &e))?;
+        Ok(ReplayProvider {
+            calls: session.calls,
+            next: Mutex::new(0),
+        })
+    }
+
+    pub fn load(path: &Path) -> Result<Self, InputError> {
+        let text = crate::config::load::read_text(path)?;
+        Self::parse(path, &text)
+    }
+
+    /// How many calls were answered.
+    pub fn used(&self) -> usize {
+        *self.next.lock().expect("replay lock")
+    }
+
+    fn answer(&self, request: &Request) -> Result<Response, ProviderError> {
+        let mut next = self.next.lock().expect("replay lock");
+        let index = *next;
+        let call = self.calls.get(index).ok_or_else(|| {
+            ProviderError::Fatal(format!(
+                "replay session exhausted: the {} asked for call {} but the session has {} calls",
+                request.role.as_str(),
+                index + 1,
+                self.calls.len()
+            ))
+        })?;
+        if call.role != request.role {
+            return Err(ProviderError::Fatal(format!(
+                "replay session call {} is for the {} but the {} asked",
+                index + 1,
+                call.role.as_str(),
+                request.role.as_str()
+            )));
+        }
+        *next += 1;
+        Ok(Response {
+            text: call.text.clone(),
+            tool_calls: call.tool_calls.clone(),
+            usage: call.usage,
+        })
+    }
+}
+
+impl Provider for ReplayProvider {
+    fn name(&self) -> &'static str {
+        "replay"
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a Request,
+    ) -> BoxFuture<'a, Result<Response, ProviderError>> {
+        Box::pin(async move { self.answer(request) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(role: AgentRole) -> Request {
+        Request {
+            role,
+            model: None,
+            system: String::new(),
+            messages: vec![],
+            tools: vec![],
+        }
+    }
+
+    #[test]
+    fn answers_in_order_and_checks_roles() {
+        let text = r#"{"calls": [
+            {"role": "reviewer", "tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "a.py"}}],
+             "usage": {"input_tokens": 10, "output_tokens": 2}},
+            {"role": "fixer", "text": "done"}
+        ]}"#;
+        let p = ReplayProvider::parse(Path::new("s.json"), text).unwrap();
+        let r = p.answer(&req(AgentRole::Reviewer)).unwrap();
+        assert_eq!(r.tool_calls[0].name, "read_file");
+        assert_eq!(r.usage.input_tokens, 10);
+        let err = p.answer(&req(AgentRole::Reviewer)).unwrap_err();
+        assert!(err.to_string().contains("call 2 is for the fixer"), "{err}");
+        assert_eq!(p.answer(&req(AgentRole::Fixer)).unwrap().text, "done");
+        assert!(
+            p.answer(&req(AgentRole::Fixer))
+                .unwrap_err()
+                .to_string()
+                .contains("exhausted")
+        );
+    }
+
+    #[test]
+    fn bad_session_names_line_and_column() {
+        let err = ReplayProvider::parse(
+            Path::new("s.json"),
+            "{\"calls\": [\n {\"role\": \"boss\"}]}",
+        )
+        .unwrap_err();
+        assert_eq!(err.line, Some(2), "{err}");
+    }
+}

@@ -1,0 +1,117 @@
+//! Provider-neutral conversation types. Each provider maps these to and from its wire format.
+
+use serde::{Deserialize, Serialize};
+
+/// Which agent is asking (the replay provider checks it; prompts and models differ).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentRole {
+    Reviewer,
+    Fixer,
+    Judge,
+}
+
+impl AgentRole {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentRole::Reviewer => "reviewer",
+            AgentRole::Fixer => "fixer",
+            AgentRole::Judge => "judge",
+        }
+    }
+}
+
+/// A tool call made by the model. `arguments` stays raw JSON only until the tool layer types it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    #[serde(default)]
+    pub arguments: serde_json::Value,
+}
+
+/// One piece of a message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    Text(String),
+    ToolCall(ToolCall),
+    ToolResult {
+        call_id: String,
+        content: String,
+        is_error: bool,
+    },
+}
+
+/// Who speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Speaker {
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub speaker: Speaker,
+    pub content: Vec<Content>,
+}
+
+impl Message {
+    pub fn user(text: impl Into<String>) -> Self {
+        Message {
+            speaker: Speaker::User,
+            content: vec![Content::Text(text.into())],
+        }
+    }
+}
+
+/// A tool offered to the model: name, description and JSON Schema of its arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub parameters: serde_json::Value,
+}
+
+/// Token counts from the API's `usage`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default, rename = "cache_read_input_tokens")]
+    pub cache_read_tokens: u64,
+    #[serde(default, rename = "cache_creation_input_tokens")]
+    pub cache_write_tokens: u64,
+}
+
+impl Usage {
+    pub fn total(&self) -> u64 {
+        self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+    }
+
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
+}
+
+/// One model request.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub role: AgentRole,
+    pub model: Option<String>,
+    pub system: String,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+}
+
+/// One model answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Response {
+    pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Usage,
+}

@@ -1,0 +1,624 @@
+//! The agents' tools (SPEC §5.2). Arguments are typed at the boundary; every failure (bad
+//! arguments, refused path, no match) is returned to the model as the tool's result.
+
+pub mod paths;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::llm::{ToolCall, ToolSpec};
+use crate::verify::process;
+pub use paths::{Access, Confinement};
+
+/// Largest tool result sent back to the model (head + tail beyond it).
+pub const RESULT_BUDGET: usize = 16 * 1024;
+/// Largest file `read_file` returns whole.
+const MAX_READ_LINES: usize = 2000;
+const MAX_LIST: usize = 500;
+const MAX_MATCHES: usize = 200;
+const DEFAULT_COMMAND_TIMEOUT: u64 = 300;
+const MAX_COMMAND_TIMEOUT: u64 = 1800;
+
+/// What a tool call produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    pub content: String,
+    pub is_error: bool,
+    /// `submit_verdict` / `finish` end the agent's turn.
+    pub end: Option<TurnEnd>,
+}
+
+/// A tool call that ends the agent's turn.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnEnd {
+    Verdict(serde_json::Value),
+    Finish(String),
+}
+
+impl ToolOutput {
+    fn ok(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: truncate(content.into()),
+            is_error: false,
+            end: None,
+        }
+    }
+    fn err(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+            is_error: true,
+            end: None,
+        }
+    }
+}
+
+/// Which tool set an agent gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolSet {
+    /// read_file, list_files, search, git_diff, run_command, submit_verdict.
+    Reviewer,
+    /// read_file, list_files, search, git_diff, run_command, write_file, edit_file, finish.
+    Fixer,
+}
+
+/// The tools of one repository.
+#[derive(Debug, Clone)]
+pub struct ToolBox {
+    pub confinement: Confinement,
+    /// What `git_diff` compares the working tree with.
+    pub diff_base: String,
+}
+
+#[derive(Deserialize)]
+struct ReadFileArgs {
+    path: String,
+    #[serde(default)]
+    start_line: Option<usize>,
+    #[serde(default)]
+    end_line: Option<usize>,
+}
+
+#[derive(Deserialize)]
+struct ListFilesArgs {
+    #[serde(default)]
+    path: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct SearchArgs {
+    pattern: String,
+    #[serde(default)]
+    path: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RunCommandArgs {
+    command: String,
+    #[serde(default)]
+    timeout_seconds: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct WriteFileArgs {
+    path: String,
+    content: String,
+}
+
+#[derive(Deserialize)]
+struct EditFileArgs {
+    path: String,
+    old: String,
+    new: String,
+}
+
+#[derive(Deserialize)]
+struct FinishArgs {
+    #[serde(default)]
+    summary: String,
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(
+    tool: &str,
+    args: &serde_json::Value,
+) -> Result<T, ToolOutput> {
+    // Some models send arguments as a JSON string.
+    let value = match args {
+        serde_json::Value::String(s) => serde_json::from_str(s).unwrap_or(serde_json::Value::Null),
+        serde_json::Value::Null => json!({}),
+        v => v.clone(),
+    };
+    serde_json::from_value(value)
+        .map_err(|e| ToolOutput::err(format!("invalid arguments for {tool}: {e}")))
+}
+
+impl ToolBox {
+    pub fn new(confinement: Confinement, diff_base: impl Into<String>) -> Self {
+        ToolBox {
+            confinement,
+            diff_base: diff_base.into(),
+        }
+    }
+
+    fn root(&self) -> &Path {
+        self.confinement.root()
+    }
+
+    /// The tool specs offered to an agent.
+    pub fn specs(set: ToolSet) -> Vec<ToolSpec> {
+        let mut specs = vec![
+            ToolSpec {
+                name: "read_file",
+                description: "Read a text file of the repository, optionally a range of lines (1-based, inclusive). Output lines are prefixed with their numbers.",
+                parameters: json!({"type": "object", "properties": {
+                    "path": {"type": "string", "description": "path relative to the repository root"},
+                    "start_line": {"type": "integer", "minimum": 1},
+                    "end_line": {"type": "integer", "minimum": 1}}, "required": ["path"]}),
+            },
+            ToolSpec {
+                name: "list_files",
+                description: "List the files under a directory of the repository (respects .gitignore).",
+                parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+            },
+            ToolSpec {
+                name: "search",
+                description: "Search the repository with a regular expression (respects .gitignore). Returns file:line: text.",
+                parameters: json!({"type": "object", "properties": {
+                    "pattern": {"type": "string"}, "path": {"type": "string"}}, "required": ["pattern"]}),
+            },
+            ToolSpec {
+                name: "git_diff",
+                description: "Show the change under review: git diff against the base, plus untracked files.",
+                parameters: json!({"type": "object", "properties": {}}),
+            },
+            ToolSpec {
+                name: "run_command",
+                description: "Run a shell command in the repository root (no secrets in its environment). Output is truncated to its head and tail.",
+                parameters: json!({"type": "object", "properties": {
+                    "command": {"type": "string"},
+                    "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": MAX_COMMAND_TIMEOUT}}, "required": ["command"]}),
+            },
+        ];
+        match set {
+            ToolSet::Reviewer => specs.push(ToolSpec {
+                name: "submit_verdict",
+                description: "Submit your verdict. Call exactly once, at the end.",
+                parameters: verdict_schema(),
+            }),
+            ToolSet::Fixer => {
+                specs.push(ToolSpec {
+                    name: "write_file",
+                    description: "Create or overwrite a file with the given content.",
+                    parameters: json!({"type": "object", "properties": {
+                        "path": {"type": "string"}, "content": {"type": "string"}}, "required": ["path", "content"]}),
+                });
+                specs.push(ToolSpec {
+                    name: "edit_file",
+                    description: "Replace the exact string `old` (which must occur exactly once) with `new`.",
+                    parameters: json!({"type": "object", "properties": {
+                        "path": {"type": "string"}, "old": {"type": "string"}, "new": {"type": "string"}},
+                        "required": ["path", "old", "new"]}),
+                });
+                specs.push(ToolSpec {
+                    name: "finish",
+                    description: "End your turn with a summary of what you changed, per issue id.",
+                    parameters: json!({"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]}),
+                });
+            }
+        }
+        specs
+    }
+
+    /// Runs one tool call for an agent with the given tool set.
+    pub async fn execute(&self, set: ToolSet, call: &ToolCall) -> ToolOutput {
+        let allowed = Self::specs(set).iter().any(|s| s.name == call.name);
+        if !allowed {
+            return ToolOutput::err(format!(
+                "unknown or unavailable tool `{}` for this agent",
+                call.name
+            ));
+        }
+        let result = match call.name.as_str() {
+            "read_file" => parse(&call.name, &call.arguments).map(|a| self.read_file(a)),
+            "list_files" => parse(&call.name, &call.arguments).map(|a| self.list_files(a)),
+            "search" => parse(&call.name, &call.arguments).map(|a| self.search(a)),
+            "git_diff" => Ok(self.git_diff().await),
+            "run_command" => match parse::<RunCommandArgs>(&call.name, &call.arguments) {
+                Ok(a) => Ok(self.run_command(a).await),
+                Err(e) => Err(e),
+            },
+            "write_file" => parse(&call.name, &call.arguments).map(|a| self.write_file(a)),
+            "edit_file" => parse(&call.name, &call.arguments).map(|a| self.edit_file(a)),
+            "submit_verdict" => Ok(ToolOutput {
+                content: "verdict received".into(),
+                is_error: false,
+                end: Some(TurnEnd::Verdict(call.arguments.clone())),
+            }),
+            "finish" => parse::<FinishArgs>(&call.name, &call.arguments).map(|a| ToolOutput {
+                content: "finished".into(),
+                is_error: false,
+                end: Some(TurnEnd::Finish(a.summary)),
+            }),
+            other => Err(ToolOutput::err(format!("unknown tool `{other}`"))),
+        };
+        result.unwrap_or_else(|e| e)
+    }
+
+    fn read_file(&self, a: ReadFileArgs) -> ToolOutput {
+        let path = match self.confinement.resolve(&a.path, Access::Read) {
+            Ok(p) => p,
+            Err(e) => return ToolOutput::err(e),
+        };
+        let text = match std::fs::read(&path) {
+            Ok(bytes) if bytes.contains(&0) => {
+                return ToolOutput::err(format!("`{}` is a binary file", a.path));
+            }
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) => return ToolOutput::err(format!("cannot read `{}`: {e}", a.path)),
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        let start = a.start_line.unwrap_or(1).max(1);
+        let end = a
+            .end_line
+            .unwrap_or(lines.len())
+            .min(lines.len())
+            .min(start + MAX_READ_LINES - 1);
+        if start > lines.len().max(1) {
+            return ToolOutput::err(format!(
+                "`{}` has {} lines; start_line {start} is past the end",
+                a.path,
+                lines.len()
+            ));
+        }
+        let mut out = String::new();
+        for (i, line) in lines.iter().enumerate().take(end).skip(start - 1) {
+            out.push_str(&format!("{:>5}  {line}\n", i + 1));
+        }
+        let asked_end = a.end_line.unwrap_or(lines.len()).min(lines.len());
+        if end < asked_end {
+            out.push_str(&format!(
+                "[… {} more lines; use start_line/end_line]\n",
+                asked_end - end
+            ));
+        }
+        ToolOutput::ok(out)
+    }
+
+    fn walk(&self, base: &Path) -> ignore::Walk {
+        ignore::WalkBuilder::new(base)
+            .hidden(false)
+            .git_ignore(true)
+            .require_git(false)
+            .filter_entry(|e| e.file_name() != ".git")
+            .build()
+    }
+
+    fn list_files(&self, a: ListFilesArgs) -> ToolOutput {
+        let base = match self
+            .confinement
+            .resolve(a.path.as_deref().unwrap_or("."), Access::Read)
+        {
+            Ok(p) => p,
+            Err(e) => return ToolOutput::err(e),
+        };
+        let mut files: Vec<String> = self
+            .walk(&base)
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .map(|e| self.confinement.display(e.path()))
+            .collect();
+        files.sort();
+        let total = files.len();
+        files.truncate(MAX_LIST);
+        let mut out = files.join("\n");
+        if total > MAX_LIST {
+            out.push_str(&format!("\n[… {} more files]", total - MAX_LIST));
+        }
+        ToolOutput::ok(out)
+    }
+
+    fn search(&self, a: SearchArgs) -> ToolOutput {
+        let re = match regex::Regex::new(&a.pattern) {
+            Ok(r) => r,
+            Err(e) => return ToolOutput::err(format!("invalid regular expression: {e}")),
+        };
+        let base = match self
+            .confinement
+            .resolve(a.path.as_deref().unwrap_or("."), Access::Read)
+        {
+            Ok(p) => p,
+            Err(e) => return ToolOutput::err(e),
+        };
+        let mut hits = Vec::new();
+        'files: for entry in self.walk(&base).filter_map(Result::ok) {
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(entry.path()) else {
+                continue;
+            };
+            for (n, line) in text.lines().enumerate() {
+                if re.is_match(line) {
+                    hits.push(format!(
+                        "{}:{}: {}",
+                        self.confinement.display(entry.path()),
+                        n + 1,
+                        line.trim_end()
+                    ));
+                    if hits.len() >= MAX_MATCHES {
+                        hits.push(format!("[stopped at {MAX_MATCHES} matches]"));
+                        break 'files;
+                    }
+                }
+            }
+        }
+        if hits.is_empty() {
+            return ToolOutput::ok("no matches");
+        }
+        ToolOutput::ok(hits.join("\n"))
+    }
+
+    async fn git_diff(&self) -> ToolOutput {
+        let diff = crate::vcs::diff(self.root(), &self.diff_base).await;
+        match diff {
+            Ok(d) if d.trim().is_empty() => ToolOutput::ok("no changes"),
+            Ok(d) => ToolOutput::ok(d),
+            Err(e) => ToolOutput::err(e),
+        }
+    }
+
+    async fn run_command(&self, a: RunCommandArgs) -> ToolOutput {
+        let secs = a
+            .timeout_seconds
+            .unwrap_or(DEFAULT_COMMAND_TIMEOUT)
+            .clamp(1, MAX_COMMAND_TIMEOUT);
+        let done = process::run_shell(
+            &a.command,
+            self.root(),
+            Duration::from_secs(secs),
+            RESULT_BUDGET / 3,
+            RESULT_BUDGET / 2,
+        )
+        .await;
+        let content = format!("[{}]\n{}", done.outcome.describe(), done.output);
+        ToolOutput {
+            content,
+            is_error: !done.outcome.passed(),
+            end: None,
+        }
+    }
+
+    fn write_file(&self, a: WriteFileArgs) -> ToolOutput {
+        let path = match self.confinement.resolve(&a.path, Access::Write) {
+            Ok(p) => p,
+            Err(e) => return ToolOutput::err(e),
+        };
+        if let Some(parent) = path.parent()
+            && let Err(e) = std::fs::create_dir_all(parent)
+        {
+            return ToolOutput::err(format!("cannot create the directory of `{}`: {e}", a.path));
+        }
+        match write_atomic(&path, a.content.as_bytes()) {
+            Ok(()) => ToolOutput::ok(format!("wrote {} bytes to {}", a.content.len(), a.path)),
+            Err(e) => ToolOutput::err(format!("cannot write `{}`: {e}", a.path)),
+        }
+    }
+
+    fn edit_file(&self, a: EditFileArgs) -> ToolOutput {
+        let path = match self.confinement.resolve(&a.path, Access::Write) {
+            Ok(p) => p,
+            Err(e) => return ToolOutput::err(e),
+        };
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) => return ToolOutput::err(format!("cannot read `{}`: {e}", a.path)),
+        };
+        if a.old.is_empty() {
+            return ToolOutput::err("`old` is empty; use write_file to create a file");
+        }
+        match text.matches(&a.old).count() {
+            0 => ToolOutput::err(format!(
+                "`old` was not found in `{}`; read the file and copy the exact text, including indentation",
+                a.path
+            )),
+            1 => {
+                let updated = text.replacen(&a.old, &a.new, 1);
+                match write_atomic(&path, updated.as_bytes()) {
+                    Ok(()) => ToolOutput::ok(format!("edited {}", a.path)),
+                    Err(e) => ToolOutput::err(format!("cannot write `{}`: {e}", a.path)),
+                }
+            }
+            n => ToolOutput::err(format!(
+                "`old` occurs {n} times in `{}`; include more context so it matches once",
+                a.path
+            )),
+        }
+    }
+}
+
+/// Writes through a temporary file and a rename, so a crash never leaves half a file; keeps
+/// the file's permissions.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut tmp, bytes)?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Cuts a tool result to [`RESULT_BUDGET`] bytes, keeping head and tail.
+pub fn truncate(text: String) -> String {
+    if text.len() <= RESULT_BUDGET {
+        return text;
+    }
+    let head_end = floor_char_boundary(&text, RESULT_BUDGET / 3);
+    let tail_start = floor_char_boundary(&text, text.len() - RESULT_BUDGET / 2);
+    format!(
+        "{}\n[… {} bytes omitted …]\n{}",
+        &text[..head_end],
+        tail_start - head_end,
+        &text[tail_start..]
+    )
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The JSON Schema of the verdict (SPEC §5.3), offered as `submit_verdict`'s parameters.
+pub fn verdict_schema() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "status": {"type": "string", "enum": ["approved", "rejected"]},
+            "score": {"type": "integer", "minimum": 0, "maximum": 100},
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+            "summary": {"type": "string"},
+            "criteria": {"type": "array", "items": {"type": "object", "properties": {
+                "criterion": {"type": "string"}, "met": {"type": "boolean"}, "evidence": {"type": "string"}},
+                "required": ["criterion", "met"]}},
+            "issues": {"type": "array", "items": {"type": "object", "properties": {
+                "id": {"type": "string"}, "title": {"type": "string"},
+                "type": {"type": "string", "enum": ["acceptance_criteria", "unit_test", "integration_test", "e2e_test",
+                    "coverage", "code_quality", "error_handling", "security", "performance"]},
+                "severity": {"type": "string", "enum": ["critical", "high", "medium", "low"]},
+                "file": {"type": "string"}, "line": {"type": "integer"},
+                "description": {"type": "string"}, "fix": {"type": "string"}, "recurs": {"type": "string"}},
+                "required": ["title", "type", "severity", "fix"]}}
+        },
+        "required": ["status", "score", "summary", "issues"]
+    })
+}
+
+/// Paths agents must not write: the out dir and the plan file.
+pub fn protected_paths(out_dir: &Path, plan: Option<&PathBuf>) -> Vec<PathBuf> {
+    let mut v = vec![out_dir.to_path_buf()];
+    v.extend(plan.cloned());
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(name: &str, args: serde_json::Value) -> ToolCall {
+        ToolCall {
+            id: "c".into(),
+            name: name.into(),
+            arguments: args,
+        }
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn tools_work_and_errors_are_results() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "x = 1\ny = 2\nx = 1\n").unwrap();
+        let tb = ToolBox::new(Confinement::new(dir.path(), false, &[]).unwrap(), "HEAD");
+        rt().block_on(async {
+            let r = tb
+                .execute(
+                    ToolSet::Fixer,
+                    &call(
+                        "read_file",
+                        json!({"path": "a.py", "start_line": 2, "end_line": 2}),
+                    ),
+                )
+                .await;
+            assert_eq!(r.content, "    2  y = 2\n");
+            let r = tb
+                .execute(
+                    ToolSet::Fixer,
+                    &call(
+                        "edit_file",
+                        json!({"path": "a.py", "old": "x = 1", "new": "x = 3"}),
+                    ),
+                )
+                .await;
+            assert!(r.is_error && r.content.contains("occurs 2 times"), "{r:?}");
+            let r = tb
+                .execute(
+                    ToolSet::Fixer,
+                    &call(
+                        "edit_file",
+                        json!({"path": "a.py", "old": "y = 2", "new": "y = 5"}),
+                    ),
+                )
+                .await;
+            assert!(!r.is_error, "{r:?}");
+            assert_eq!(
+                std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
+                "x = 1\ny = 5\nx = 1\n"
+            );
+            let r = tb
+                .execute(
+                    ToolSet::Reviewer,
+                    &call("write_file", json!({"path": "b.py", "content": "z"})),
+                )
+                .await;
+            assert!(
+                r.is_error && r.content.contains("unavailable"),
+                "the reviewer has no write tools: {r:?}"
+            );
+            let r = tb
+                .execute(
+                    ToolSet::Fixer,
+                    &call("write_file", json!({"path": "../b.py", "content": "z"})),
+                )
+                .await;
+            assert!(r.is_error);
+            let r = tb
+                .execute(ToolSet::Fixer, &call("read_file", json!({"file": "a.py"})))
+                .await;
+            assert!(
+                r.is_error && r.content.contains("invalid arguments"),
+                "{r:?}"
+            );
+            let r = tb
+                .execute(
+                    ToolSet::Fixer,
+                    &call("search", json!({"pattern": "y = \\d"})),
+                )
+                .await;
+            assert_eq!(r.content, "a.py:2: y = 5");
+            let r = tb
+                .execute(
+                    ToolSet::Fixer,
+                    &call("run_command", json!({"command": "exit 2"})),
+                )
+                .await;
+            assert!(
+                r.is_error && r.content.starts_with("[exit code 2]"),
+                "{r:?}"
+            );
+            let r = tb
+                .execute(
+                    ToolSet::Reviewer,
+                    &call("submit_verdict", json!({"status": "approved"})),
+                )
+                .await;
+            assert!(matches!(r.end, Some(TurnEnd::Verdict(_))));
+        });
+    }
+
+    #[test]
+    fn truncation_keeps_head_and_tail() {
+        let long = "a".repeat(RESULT_BUDGET) + &"b".repeat(RESULT_BUDGET);
+        let t = truncate(long);
+        assert!(t.len() < RESULT_BUDGET + 100 && t.starts_with('a') && t.ends_with('b'));
+    }
+}
