@@ -6,11 +6,14 @@
 //! - [`model`]: the shared vocabulary (issues, verdicts)
 //! - [`engine`]: the loop as a pure state machine, its driver, and the recurring-issue matcher
 
+pub mod agents;
+pub mod commands;
 pub mod config;
 pub mod engine;
 pub mod error;
 pub mod llm;
 pub mod model;
+pub mod report;
 pub mod tools;
 pub mod vcs;
 pub mod verify;

@@ -1,0 +1,135 @@
+//! The agent loop: ask the model, run the tools it calls, feed the results back, until it ends its
+//! turn (`submit_verdict` / `finish`) or the step limit is reached.
+
+use std::cell::RefCell;
+
+use crate::llm::{AgentRole, Content, Message, Provider, Request, Speaker};
+use crate::model::Verdict;
+use crate::tools::{ToolBox, ToolSet, TurnEnd};
+
+use super::meter::Meter;
+use super::verdict;
+
+/// How an agent's turn ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentEnd {
+    Verdict(Verdict),
+    Finished(String),
+}
+
+/// One agent: its model, system prompt and tools.
+pub struct Agent<'a> {
+    pub provider: &'a dyn Provider,
+    pub role: AgentRole,
+    pub model: Option<String>,
+    pub system: String,
+    pub tools: &'a ToolBox,
+    pub tool_set: ToolSet,
+    pub max_steps: usize,
+    pub meter: &'a RefCell<Meter>,
+}
+
+impl Agent<'_> {
+    /// Runs a turn starting from `task` (the user message). An error is one loop error.
+    pub async fn run(&self, task: String) -> Result<AgentEnd, String> {
+        let mut messages = vec![Message::user(task)];
+        let mut repaired = false;
+        for _ in 0..self.max_steps {
+            if let Some(why) = self.meter.borrow().exhausted() {
+                return Err(format!("budget spent: {why}"));
+            }
+            let request = Request {
+                role: self.role,
+                model: self.model.clone(),
+                system: self.system.clone(),
+                messages: messages.clone(),
+                tools: ToolBox::specs(self.tool_set),
+            };
+            let response = self
+                .provider
+                .complete(&request)
+                .await
+                .map_err(|e| e.to_string())?;
+            self.meter.borrow_mut().record(response.usage);
+            let mut content = Vec::new();
+            if !response.text.is_empty() {
+                content.push(Content::Text(response.text.clone()));
+            }
+            content.extend(response.tool_calls.iter().cloned().map(Content::ToolCall));
+            messages.push(Message {
+                speaker: Speaker::Assistant,
+                content,
+            });
+
+            if response.tool_calls.is_empty() {
+                match self.tool_set {
+                    ToolSet::Fixer => return Ok(AgentEnd::Finished(response.text)),
+                    ToolSet::Reviewer => match verdict::from_text(&response.text) {
+                        Ok(v) => return Ok(AgentEnd::Verdict(v)),
+                        Err(why) if !repaired => {
+                            repaired = true;
+                            messages.push(Message::user(repair_request(&why)));
+                            continue;
+                        }
+                        Err(why) => {
+                            return Err(format!(
+                                "unparseable verdict after one repair request: {why}"
+                            ));
+                        }
+                    },
+                }
+            }
+
+            let mut results = Vec::new();
+            let mut ended = None;
+            for call in &response.tool_calls {
+                tracing::debug!(agent = self.role.as_str(), tool = %call.name, "tool call");
+                let out = self.tools.execute(self.tool_set, call).await;
+                match out.end {
+                    Some(TurnEnd::Verdict(args)) => match verdict::from_value(&args) {
+                        Ok(v) => ended = Some(AgentEnd::Verdict(v)),
+                        Err(why) if !repaired => {
+                            repaired = true;
+                            results.push(Content::ToolResult {
+                                call_id: call.id.clone(),
+                                content: repair_request(&why),
+                                is_error: true,
+                            });
+                            continue;
+                        }
+                        Err(why) => {
+                            return Err(format!("invalid verdict after one repair request: {why}"));
+                        }
+                    },
+                    Some(TurnEnd::Finish(summary)) => ended = Some(AgentEnd::Finished(summary)),
+                    None => {}
+                }
+                results.push(Content::ToolResult {
+                    call_id: call.id.clone(),
+                    content: out.content,
+                    is_error: out.is_error,
+                });
+            }
+            if let Some(end) = ended {
+                return Ok(end);
+            }
+            messages.push(Message {
+                speaker: Speaker::User,
+                content: results,
+            });
+        }
+        Err(format!(
+            "the {} reached its step limit ({}) without ending its turn",
+            self.role.as_str(),
+            self.max_steps
+        ))
+    }
+}
+
+fn repair_request(why: &str) -> String {
+    format!(
+        "Your verdict could not be read: {why}. Call `submit_verdict` once with a JSON object \
+         {{status: \"approved\"|\"rejected\", score: 0-100, confidence: 0-1, summary, criteria: [...], issues: [...]}} \
+         exactly as specified."
+    )
+}

@@ -1,0 +1,173 @@
+//! The task messages the agents receive: the reviewer's evidence pack and the fixer's request.
+//! Pure text builders, tested on their output.
+
+use crate::config::{Criterion, RiskLevel};
+use crate::engine::IterationRecord;
+use crate::model::{GateStatus, Issue, VerificationReport};
+
+/// Diff bytes the reviewer is shown before files are left out (and listed).
+pub const DIFF_BUDGET: usize = 48 * 1024;
+
+/// Everything the reviewer is told about one iteration.
+pub struct ReviewBrief<'a> {
+    pub iteration: u32,
+    pub risk_level: RiskLevel,
+    pub criteria: &'a [Criterion],
+    pub verification: &'a VerificationReport,
+    pub earlier: &'a [IterationRecord],
+    pub diff: &'a str,
+    pub no_test_project: bool,
+}
+
+/// A diff cut to a budget: whole files in order, the rest named.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShownDiff {
+    pub text: String,
+    pub omitted_files: Vec<String>,
+}
+
+/// Splits a unified diff into per-file sections and keeps whole sections within `budget`.
+pub fn fit_diff(diff: &str, budget: usize) -> ShownDiff {
+    let mut sections: Vec<&str> = Vec::new();
+    let mut start = 0;
+    for (i, _) in diff.match_indices("diff --git ") {
+        if i > start && (i == 0 || diff.as_bytes()[i - 1] == b'\n') {
+            sections.push(&diff[start..i]);
+            start = i;
+        }
+    }
+    sections.push(&diff[start..]);
+    let mut text = String::new();
+    let mut omitted_files = Vec::new();
+    for s in sections {
+        if text.len() + s.len() <= budget {
+            text.push_str(s);
+        } else if let Some(name) = s.lines().next().and_then(|l| l.rsplit(" b/").next()) {
+            omitted_files.push(name.to_string());
+        }
+    }
+    ShownDiff {
+        text,
+        omitted_files,
+    }
+}
+
+/// The reviewer's task message.
+pub fn review_task(b: &ReviewBrief<'_>) -> (String, Vec<String>) {
+    let mut out = format!(
+        "# QA review, iteration {}\n\nRisk level: `{}`.\n\n",
+        b.iteration,
+        b.risk_level.as_str()
+    );
+    out.push_str("## Acceptance criteria\n\n");
+    if b.criteria.is_empty() {
+        out.push_str("No acceptance criteria were given: judge the change against its title, description and diff, and say so in your summary.\n\n");
+    } else {
+        for (i, c) in b.criteria.iter().enumerate() {
+            out.push_str(&format!("{}. {}\n", i + 1, c.text));
+        }
+        out.push('\n');
+    }
+    out.push_str("## Verification results (measured by qa-loop; gates beat words)\n\n");
+    if b.verification.gates.is_empty() {
+        if b.no_test_project {
+            out.push_str("This project has no automated tests: validate by reading the code and running it where you can.\n\n");
+        } else {
+            out.push_str("No gates ran.\n\n");
+        }
+    }
+    for g in &b.verification.gates {
+        let status = match g.status {
+            GateStatus::Passed => "PASSED",
+            GateStatus::Failed => "FAILED",
+            GateStatus::Pending => "PENDING",
+        };
+        out.push_str(&format!(
+            "- `{}` ({}): **{status}** — {}\n",
+            g.name,
+            if g.required { "required" } else { "advisory" },
+            g.summary
+        ));
+        if !g.excerpt.is_empty() {
+            out.push_str(&format!("\n```text\n{}\n```\n", g.excerpt.trim_end()));
+        }
+    }
+    out.push('\n');
+    if !b.earlier.is_empty() {
+        out.push_str("## Issues of earlier iterations\n\nIf an issue you find is the same problem as one of these, set its `recurs` to that id.\n\n");
+        for r in b.earlier {
+            for i in &r.issues {
+                out.push_str(&format!(
+                    "- `I{}.{}` [{}] {}{}\n",
+                    r.iteration,
+                    i.id,
+                    i.kind,
+                    i.title,
+                    i.location().map(|l| format!(" ({l})")).unwrap_or_default()
+                ));
+            }
+        }
+        out.push('\n');
+    }
+    let shown = fit_diff(b.diff, DIFF_BUDGET);
+    out.push_str("## The change (git diff)\n\n");
+    if shown.text.trim().is_empty() {
+        out.push_str("The diff is empty: review the repository state against the criteria.\n");
+    } else {
+        out.push_str(&format!("```diff\n{}\n```\n", shown.text.trim_end()));
+    }
+    if !shown.omitted_files.is_empty() {
+        out.push_str(&format!(
+            "\nThe diff was too large; these files were left out (use `git_diff` or `read_file`): {}\n",
+            shown.omitted_files.join(", ")
+        ));
+    }
+    out.push_str(
+        "\nVerify claims by reading code and running commands. End with `submit_verdict`.\n",
+    );
+    (out, shown.omitted_files)
+}
+
+/// `QA_FIX_REQUEST.md`: each issue with its prescriptive fix.
+pub fn fix_request(iteration: u32, issues: &[Issue]) -> String {
+    let mut out = format!(
+        "# QA fix request (iteration {iteration})\n\nFix exactly these issues, with minimal changes. \
+         Each has the reviewer's prescriptive fix; carry it out, run the tests, then call `finish` with a summary per issue id.\n\n"
+    );
+    for i in issues {
+        out.push_str(&format!("## {}: {}\n\n", i.id, i.title));
+        out.push_str(&format!(
+            "- Type: `{}`, severity: `{}`\n",
+            i.kind,
+            i.severity.as_str()
+        ));
+        if let Some(loc) = i.location() {
+            out.push_str(&format!("- Location: `{loc}`\n"));
+        }
+        if !i.description.is_empty() {
+            out.push_str(&format!("\n{}\n", i.description.trim()));
+        }
+        let fix = if i.fix.is_empty() {
+            "(no prescriptive fix given: resolve the issue as described)"
+        } else {
+            &i.fix
+        };
+        out.push_str(&format!("\n**Fix:** {}\n\n", fix.trim()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_diffs_are_cut_by_whole_files_and_disclosed() {
+        let a = "diff --git a/a.py b/a.py\n+1\n";
+        let b = format!("diff --git a/big.py b/big.py\n{}\n", "+x\n".repeat(100));
+        let c = "diff --git a/c.py b/c.py\n+3\n";
+        let shown = fit_diff(&format!("{a}{b}{c}"), 60);
+        assert_eq!(shown.text, format!("{a}{c}"));
+        assert_eq!(shown.omitted_files, vec!["big.py"]);
+    }
+}

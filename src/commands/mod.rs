@@ -1,0 +1,333 @@
+//! The command line (SPEC §2): parsing, one function per command, exit codes decided in one
+//! place ([`main`]).
+
+pub mod demo;
+pub mod run;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::config::{self, FlagLayer, Verbosity};
+use crate::engine::matcher::Matcher;
+use crate::error::{Exit, InputError};
+use crate::report::status;
+use run::RunError;
+
+/// An automated QA loop for pull requests: verify, review with an LLM, fix, repeat until approved.
+#[derive(Debug, Parser)]
+#[command(name = "qa-loop", version, about, long_about = None, after_help = "Exit codes: 0 approved · 1 not approved · 2 bad input · 3 escalated to a human · 4 stopped by errors\nEvery flag can also be set as QA_LOOP_<FLAG> (e.g. QA_LOOP_MAX_ITERATIONS); CLI > env > config file > defaults.")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    #[command(flatten)]
+    pub flags: FlagLayer,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// The main job: verify → review → fix loop → report
+    Run,
+    /// Print QA status, iteration history and recurring issues from a plan or qa-result.json
+    Status {
+        /// Print JSON for machines
+        #[arg(long)]
+        json: bool,
+    },
+    /// Load config, plan and spec; print the resolved strategy and criteria (exit 2 on any error)
+    Validate {
+        /// Print JSON for machines
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the whole loop offline on the bundled example with a replayed model session
+    Demo {
+        /// Create the demo project here instead of a new temporary directory
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(&cli.flags);
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return Exit::Errors.into();
+        }
+    };
+    let exit = runtime.block_on(dispatch(cli));
+    exit.into()
+}
+
+fn init_logging(flags: &FlagLayer) {
+    let level = if flags.quiet {
+        "error"
+    } else if flags.verbose {
+        "debug"
+    } else {
+        "info"
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("QA_LOOP_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("qa_loop={level}")));
+    let color = std::env::var_os(config::env_vars::NO_COLOR).is_none()
+        && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(color)
+        .with_target(false)
+        .without_time()
+        .try_init();
+}
+
+fn bad_input(e: &InputError) -> Exit {
+    eprintln!("error: {e}");
+    Exit::BadInput
+}
+
+fn run_error(e: &RunError) -> Exit {
+    eprintln!("error: {e}");
+    match e {
+        RunError::Input(_) | RunError::Usage(_) => Exit::BadInput,
+        RunError::Io(_) => Exit::Errors,
+    }
+}
+
+fn cwd() -> PathBuf {
+    std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
+}
+
+async fn dispatch(cli: Cli) -> Exit {
+    let root = cwd();
+    match cli.command {
+        Command::Validate { json } => match config::load_inputs(&root, &cli.flags) {
+            Ok(inputs) => {
+                print!("{}", validate_view(&inputs, json));
+                Exit::Approved
+            }
+            Err(e) => bad_input(&e),
+        },
+        Command::Status { json } => status_cmd(&root, &cli.flags, json),
+        Command::Run => {
+            let inputs = match config::load_inputs(&root, &cli.flags) {
+                Ok(i) => i,
+                Err(e) => return bad_input(&e),
+            };
+            // Check the provider before anything is written.
+            if let Err(e) = run::provider(&inputs.settings) {
+                return run_error(&e);
+            }
+            match run::run(&inputs).await {
+                Ok(r) => {
+                    if inputs.settings.verbosity != Verbosity::Quiet {
+                        eprintln!(
+                            "qa-loop: {} — report: {}",
+                            r.outcome.verdict(),
+                            r.report_path.display()
+                        );
+                    }
+                    r.outcome.exit()
+                }
+                Err(e) => run_error(&e),
+            }
+        }
+        Command::Demo { dir } => {
+            eprintln!(
+                "qa-loop demo: the model's answers are REPLAYED from a recorded session; tests, tools and files are real."
+            );
+            match demo::demo(dir.as_deref(), &cli.flags).await {
+                Ok(d) => {
+                    println!("Demo project:   {}", d.project.display());
+                    println!(
+                        "Replayed model: {} (recorded answers, no model was called)",
+                        d.session.display()
+                    );
+                    println!(
+                        "Verdict:        {} after {} iteration(s)",
+                        d.result.outcome.verdict(),
+                        iterations(&d.result.out_dir)
+                    );
+                    println!("Reports:        {}", d.result.out_dir.display());
+                    println!("  {}", d.result.report_path.display());
+                    println!(
+                        "  {}",
+                        d.result.out_dir.join(crate::report::files::JUNIT).display()
+                    );
+                    println!(
+                        "  {}",
+                        d.result
+                            .out_dir
+                            .join(crate::report::files::RESULT)
+                            .display()
+                    );
+                    println!(
+                        "See the fix the replayed fixer made: git -C {} diff",
+                        d.project.display()
+                    );
+                    d.result.outcome.exit()
+                }
+                Err(e) => run_error(&e),
+            }
+        }
+    }
+}
+
+fn iterations(out_dir: &std::path::Path) -> String {
+    std::fs::read_to_string(out_dir.join(crate::report::files::RESULT))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v.get("iterations").and_then(serde_json::Value::as_u64))
+        .map_or("?".into(), |n| n.to_string())
+}
+
+fn status_cmd(root: &std::path::Path, flags: &FlagLayer, json: bool) -> Exit {
+    let loaded = match config::load::load_config(flags.config.as_deref(), root) {
+        Ok(l) => l,
+        Err(e) => return bad_input(&e),
+    };
+    let (path, file) = loaded.map_or((None, config::ConfigFile::default()), |(p, f)| (Some(p), f));
+    let settings = config::Settings::resolve(root, flags, path.as_deref(), &file, |_| None);
+    let source = settings
+        .plan
+        .clone()
+        .unwrap_or_else(|| settings.out_dir.join(crate::report::files::RESULT));
+    if !source.exists() {
+        return bad_input(&InputError::file(
+            &source,
+            "no QA state found: pass --plan implementation_plan.json, or run `qa-loop run` first",
+        ));
+    }
+    let text = match config::load::read_text(&source) {
+        Ok(t) => t,
+        Err(e) => return bad_input(&e),
+    };
+    let matcher = Matcher::new(settings.similarity_threshold);
+    match status::from_text(&source, &text, &matcher, settings.recurring_threshold) {
+        Ok(view) => {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&view).expect("status serializes")
+                );
+            } else {
+                print!("{}", status::render_human(&view));
+            }
+            Exit::Approved
+        }
+        Err(e) => bad_input(&e),
+    }
+}
+
+fn validate_view(inputs: &config::Inputs, json: bool) -> String {
+    let s = &inputs.settings;
+    let st = &inputs.strategy;
+    if json {
+        let v = serde_json::json!({
+            "config": s.config_path,
+            "plan": s.plan,
+            "spec": s.spec,
+            "out_dir": s.out_dir,
+            "mode": s.mode,
+            "max_iterations": s.max_iterations,
+            "max_consecutive_errors": s.max_consecutive_errors,
+            "recurring_threshold": s.recurring_threshold,
+            "similarity_threshold": s.similarity_threshold,
+            "min_score": s.min_score,
+            "provider": s.provider,
+            "strategy": st,
+        });
+        return serde_json::to_string_pretty(&v).expect("serializes") + "\n";
+    }
+    let mut out = String::new();
+    let show = |p: &Option<PathBuf>| {
+        p.as_ref()
+            .map_or("(none)".to_string(), |p| p.display().to_string())
+    };
+    out.push_str(&format!(
+        "config: {}\nplan:   {}\nspec:   {}\n\n",
+        show(&s.config_path),
+        show(&s.plan),
+        show(&s.spec)
+    ));
+    out.push_str(&format!(
+        "risk level: {}{}\n",
+        st.risk_level.as_str(),
+        if st.human_signoff_required {
+            " (a human sign-off is required)"
+        } else {
+            ""
+        }
+    ));
+    if st.no_test_project {
+        out.push_str(
+            "no tests configured: QA validates by inspection and writes MANUAL_TEST_PLAN.md\n",
+        );
+    }
+    for suite in &st.suites {
+        out.push_str(&format!(
+            "\n{} ({}, by {}; timeout {}):\n",
+            suite.kind.key(),
+            if suite.required {
+                "required"
+            } else {
+                "advisory"
+            },
+            match suite.required_by {
+                config::strategy::RequiredBy::Config => "config",
+                config::strategy::RequiredBy::RiskLevel => "risk level",
+            },
+            humantime::format_duration(suite.timeout)
+        ));
+        if suite.commands.is_empty() {
+            out.push_str("  (no commands: this gate fails)\n");
+        }
+        for c in &suite.commands {
+            out.push_str(&format!("  $ {c}\n"));
+        }
+        if let Some(m) = suite.minimum_coverage {
+            out.push_str(&format!("  minimum coverage: {m}%\n"));
+        }
+    }
+    out.push_str(&format!("\nacceptance criteria ({}):\n", st.criteria.len()));
+    if st.criteria.is_empty() {
+        out.push_str("  (none: the reviewer will judge against the PR title and description)\n");
+    }
+    for (i, c) in st.criteria.iter().enumerate() {
+        out.push_str(&format!(
+            "  {}. {} [{}]\n",
+            i + 1,
+            c.text,
+            serde_json::to_value(c.source)
+                .unwrap()
+                .as_str()
+                .unwrap_or("")
+        ));
+    }
+    out.push_str(&format!(
+        "\nloop: mode {}, max {} iterations, {} consecutive errors, recurring threshold {}, similarity {}, min score {}\n",
+        serde_json::to_value(s.mode).unwrap().as_str().unwrap_or(""),
+        s.max_iterations,
+        s.max_consecutive_errors,
+        s.recurring_threshold,
+        s.similarity_threshold,
+        s.min_score
+    ));
+    out.push_str(&format!(
+        "provider: {}\n",
+        s.provider
+            .map_or("(none)".to_string(), |p| serde_json::to_value(p)
+                .unwrap()
+                .as_str()
+                .unwrap_or("")
+                .to_string())
+    ));
+    out
+}

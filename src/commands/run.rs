@@ -1,0 +1,342 @@
+//! `qa-loop run`: wires the engine to the real verifier, agents and report files.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::agents::prompts::Prompt;
+use crate::agents::{Agent, AgentEnd, Meter, tasks};
+use crate::config::{Inputs, ProviderKind, Settings, Strategy};
+use crate::engine::driver::{self, Budget, Fixer, Reporter, Reviewer, Verifier};
+use crate::engine::state::{Engine, Outcome, Policy};
+use crate::error::InputError;
+use crate::llm::replay::ReplayProvider;
+use crate::llm::{AgentRole, Provider};
+use crate::model::{Issue, Verdict, VerificationReport};
+use crate::report::{RunReport, files};
+use crate::tools::{Confinement, ToolBox, ToolSet};
+
+/// Step limits of one agent turn.
+const REVIEWER_MAX_STEPS: usize = 30;
+const FIXER_MAX_STEPS: usize = 50;
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Io(String),
+}
+
+/// What a finished run leaves behind.
+#[derive(Debug)]
+pub struct RunResult {
+    pub outcome: Outcome,
+    pub report_path: PathBuf,
+    pub out_dir: PathBuf,
+}
+
+/// Builds the provider the settings ask for.
+pub fn provider(settings: &Settings) -> Result<Box<dyn Provider>, RunError> {
+    match settings.provider {
+        Some(ProviderKind::Replay) => {
+            let path = settings.replay_session.as_ref().ok_or_else(|| {
+                RunError::Usage("--provider replay needs --replay-session PATH (or `replay_session:` in the config)".into())
+            })?;
+            if !path.exists() {
+                return Err(InputError::file(path, "replay session not found").into());
+            }
+            Ok(Box::new(ReplayProvider::load(path)?))
+        }
+        Some(other) => Err(RunError::Usage(format!(
+            "provider `{}` is not available in this build yet; use --provider replay",
+            match other {
+                ProviderKind::Anthropic => "anthropic",
+                ProviderKind::Openai => "openai",
+                ProviderKind::OpenaiCompatible => "openai-compatible",
+                ProviderKind::Replay => "replay",
+            }
+        ))),
+        None => Err(RunError::Usage(
+            "no model provider configured: pass --provider (or set QA_LOOP_PROVIDER / `provider:` in the config)".into(),
+        )),
+    }
+}
+
+struct RepoVerifier(crate::verify::Verifier);
+
+impl Verifier for RepoVerifier {
+    async fn verify(&mut self) -> VerificationReport {
+        self.0.verify().await
+    }
+}
+
+struct Shared<'a> {
+    provider: &'a dyn Provider,
+    tools: ToolBox,
+    meter: &'a RefCell<Meter>,
+    root: PathBuf,
+}
+
+struct AgentReviewer<'a> {
+    shared: &'a Shared<'a>,
+    strategy: &'a Strategy,
+    model: Option<String>,
+    system: String,
+    /// Files of the diff the reviewer was not shown (read by the reporter).
+    omitted_files: &'a RefCell<Vec<String>>,
+}
+
+impl Reviewer for AgentReviewer<'_> {
+    async fn review(&mut self, iteration: u32, engine: &Engine) -> Result<Verdict, String> {
+        let diff = crate::vcs::diff(&self.shared.root, &self.shared.tools.diff_base)
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!("cannot compute the diff: {e}");
+                String::new()
+            });
+        let empty = VerificationReport::default();
+        let brief = tasks::ReviewBrief {
+            iteration,
+            risk_level: self.strategy.risk_level,
+            criteria: &self.strategy.criteria,
+            verification: engine.verification().unwrap_or(&empty),
+            earlier: engine.history(),
+            diff: &diff,
+            no_test_project: self.strategy.no_test_project,
+        };
+        let (task, omitted) = tasks::review_task(&brief);
+        *self.omitted_files.borrow_mut() = omitted;
+        let agent = Agent {
+            provider: self.shared.provider,
+            role: AgentRole::Reviewer,
+            model: self.model.clone(),
+            system: self.system.clone(),
+            tools: &self.shared.tools,
+            tool_set: ToolSet::Reviewer,
+            max_steps: REVIEWER_MAX_STEPS,
+            meter: self.shared.meter,
+        };
+        match agent.run(task).await? {
+            AgentEnd::Verdict(v) => Ok(v),
+            AgentEnd::Finished(_) => Err("the reviewer ended without a verdict".into()),
+        }
+    }
+}
+
+struct AgentFixer<'a> {
+    shared: &'a Shared<'a>,
+    model: Option<String>,
+    system: String,
+    out_dir: PathBuf,
+}
+
+impl Fixer for AgentFixer<'_> {
+    async fn fix(&mut self, iteration: u32, issues: &[Issue]) -> Result<String, String> {
+        let request = tasks::fix_request(iteration, issues);
+        files::write_fix_request(&self.out_dir, &request)
+            .map_err(|e| format!("cannot write {}: {e}", files::FIX_REQUEST))?;
+        let agent = Agent {
+            provider: self.shared.provider,
+            role: AgentRole::Fixer,
+            model: self.model.clone(),
+            system: self.system.clone(),
+            tools: &self.shared.tools,
+            tool_set: ToolSet::Fixer,
+            max_steps: FIXER_MAX_STEPS,
+            meter: self.shared.meter,
+        };
+        match agent.run(request).await? {
+            AgentEnd::Finished(summary) => Ok(summary),
+            AgentEnd::Verdict(_) => {
+                Err("the fixer submitted a verdict instead of finishing".into())
+            }
+        }
+    }
+}
+
+struct FileReporter<'a> {
+    out_dir: PathBuf,
+    plan: Option<PathBuf>,
+    strategy: &'a Strategy,
+    meter: &'a RefCell<Meter>,
+    reviewer_omitted: &'a RefCell<Vec<String>>,
+    fixes: Vec<(u32, String)>,
+    replayed: bool,
+    min_score: u8,
+    report_path: Option<PathBuf>,
+    write_error: Option<String>,
+}
+
+impl FileReporter<'_> {
+    fn write(&mut self, engine: &Engine, outcome: &Outcome, final_write: bool) {
+        let meter = self.meter.borrow();
+        let omitted = self.reviewer_omitted.borrow();
+        let report = RunReport {
+            outcome,
+            history: engine.history(),
+            strategy: self.strategy,
+            recurring: engine.recurring(),
+            usage: meter.usage,
+            cost_usd: meter.cost_usd,
+            model_calls: meter.calls,
+            errors: engine.errors(),
+            fixes: &self.fixes,
+            omitted_files: &omitted,
+            replayed: self.replayed,
+            min_score: self.min_score,
+        };
+        // The plan is updated once, at the end, so a run appends its iterations exactly once.
+        let plan = if final_write {
+            self.plan.as_deref()
+        } else {
+            None
+        };
+        match files::write_all(&self.out_dir, &report, plan, &driver::now()) {
+            Ok(p) => self.report_path = Some(p),
+            Err(e) => {
+                tracing::error!(
+                    "cannot write the reports to {}: {e}",
+                    self.out_dir.display()
+                );
+                self.write_error = Some(e.to_string());
+            }
+        }
+    }
+}
+
+impl Reporter for FileReporter<'_> {
+    fn checkpoint(&mut self, engine: &Engine) {
+        if let Some(last) = engine.history().last() {
+            tracing::info!(
+                iteration = last.iteration,
+                status = last.status.as_str(),
+                score = last.score,
+                issues = last.issues.len(),
+                "review"
+            );
+            // An in-progress snapshot: the report as if the loop stopped here.
+            let snapshot = Outcome::MaxIterations {
+                best_iteration: last.iteration,
+            };
+            self.write(engine, &snapshot, false);
+        }
+    }
+
+    fn fixes_applied(&mut self, _engine: &Engine, iteration: u32, summary: &str) {
+        tracing::info!(iteration, "fixes applied");
+        self.fixes.push((iteration, summary.to_string()));
+    }
+
+    fn finish(&mut self, engine: &Engine, outcome: &Outcome) {
+        self.write(engine, outcome, true);
+    }
+}
+
+impl Budget for RefCell<Meter> {
+    fn exhausted(&self) -> Option<String> {
+        self.borrow().exhausted()
+    }
+}
+
+/// Runs the loop in `settings.root`. Inputs are already validated; the first write happens here.
+pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
+    let settings = &inputs.settings;
+    let strategy = &inputs.strategy;
+    let provider = provider(settings)?;
+    let replayed = settings.provider == Some(ProviderKind::Replay);
+    let root = settings.root.clone();
+    let protected = crate::tools::protected_paths(&settings.out_dir, settings.plan.as_ref());
+    let confinement =
+        Confinement::new(&root, settings.allow_workflow_edits, &protected).map_err(|e| {
+            RunError::Io(format!(
+                "cannot open the repository at {}: {e}",
+                root.display()
+            ))
+        })?;
+    let meter = RefCell::new(Meter::new(
+        settings.max_tokens,
+        settings.max_cost_usd,
+        settings.run_timeout.map(|t| Instant::now() + t),
+    ));
+    let shared = Shared {
+        provider: provider.as_ref(),
+        tools: ToolBox::new(confinement, crate::vcs::default_base()),
+        meter: &meter,
+        root: root.clone(),
+    };
+    let omitted = RefCell::new(Vec::new());
+    let mut reviewer = AgentReviewer {
+        shared: &shared,
+        strategy,
+        model: settings.reviewer_model.clone(),
+        system: Prompt::Reviewer.load(&root),
+        omitted_files: &omitted,
+    };
+    let mut fixer = AgentFixer {
+        shared: &shared,
+        model: settings.fixer_model.clone(),
+        system: Prompt::Fixer.load(&root),
+        out_dir: settings.out_dir.clone(),
+    };
+    let mut reporter = FileReporter {
+        out_dir: settings.out_dir.clone(),
+        plan: settings.plan.clone(),
+        strategy,
+        meter: &meter,
+        reviewer_omitted: &omitted,
+        fixes: Vec::new(),
+        replayed,
+        min_score: settings.min_score,
+        report_path: None,
+        write_error: None,
+    };
+    let mut verifier = RepoVerifier(crate::verify::Verifier::new(strategy.clone(), root.clone()));
+    let mut engine = Engine::new(policy(settings));
+    let outcome = driver::drive(
+        &mut engine,
+        &mut verifier,
+        &mut reviewer,
+        &mut fixer,
+        &mut reporter,
+        &meter,
+    )
+    .await;
+    if let Some(e) = reporter.write_error {
+        return Err(RunError::Io(format!(
+            "cannot write the reports to {}: {e}",
+            settings.out_dir.display()
+        )));
+    }
+    let report_path = reporter
+        .report_path
+        .unwrap_or_else(|| settings.out_dir.join(files::REPORT));
+    Ok(RunResult {
+        outcome,
+        report_path,
+        out_dir: settings.out_dir.clone(),
+    })
+}
+
+/// The loop's rules from the settings.
+pub fn policy(settings: &Settings) -> Policy {
+    Policy {
+        max_iterations: settings.max_iterations,
+        max_consecutive_errors: settings.max_consecutive_errors,
+        recurring_threshold: settings.recurring_threshold,
+        similarity_threshold: settings.similarity_threshold,
+        min_score: settings.min_score,
+        review_only: settings.mode == crate::config::Mode::Review,
+    }
+}
+
+/// `path` relative to `base` for display, when it is inside it.
+pub fn display_path(path: &Path, base: &Path) -> String {
+    path.strip_prefix(base)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}

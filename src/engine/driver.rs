@@ -1,0 +1,85 @@
+//! The driver: feeds the engine events and performs its effects through four narrow traits. All
+//! I/O lives behind the traits; the driver itself only sequences.
+
+use super::state::{Effect, Engine, Event, Outcome};
+use crate::model::{Issue, Verdict, VerificationReport};
+
+/// Runs the verification strategy.
+#[allow(async_fn_in_trait)]
+pub trait Verifier {
+    async fn verify(&mut self) -> VerificationReport;
+}
+
+/// Reviews the current state (the engine gives the history and the latest verification).
+#[allow(async_fn_in_trait)]
+pub trait Reviewer {
+    async fn review(&mut self, iteration: u32, engine: &Engine) -> Result<Verdict, String>;
+}
+
+/// Fixes the issues of an iteration; returns the fixer's summary.
+#[allow(async_fn_in_trait)]
+pub trait Fixer {
+    async fn fix(&mut self, iteration: u32, issues: &[Issue]) -> Result<String, String>;
+}
+
+/// Reports progress and the end (files, check run, comment).
+pub trait Reporter {
+    /// An iteration was recorded.
+    fn checkpoint(&mut self, engine: &Engine);
+    /// Fixes were applied after `iteration`.
+    fn fixes_applied(&mut self, engine: &Engine, iteration: u32, summary: &str);
+    /// The loop ended.
+    fn finish(&mut self, engine: &Engine, outcome: &Outcome);
+}
+
+/// Budget checks before each model call (tokens, cost, time).
+pub trait Budget {
+    fn exhausted(&self) -> Option<String>;
+}
+
+/// The current time, RFC 3339 (UTC, seconds).
+pub fn now() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+/// Runs the loop to its end.
+pub async fn drive(
+    engine: &mut Engine,
+    verifier: &mut impl Verifier,
+    reviewer: &mut impl Reviewer,
+    fixer: &mut impl Fixer,
+    reporter: &mut impl Reporter,
+    budget: &impl Budget,
+) -> Outcome {
+    let mut queue: std::collections::VecDeque<Effect> = engine.step(Event::Started).into();
+    while let Some(effect) = queue.pop_front() {
+        let event = match effect {
+            Effect::Verify => Event::Verified(verifier.verify().await),
+            Effect::Review { iteration } => match budget.exhausted() {
+                Some(why) => Event::BudgetExhausted(why),
+                None => Event::Reviewed {
+                    result: reviewer.review(iteration, engine).await,
+                    at: now(),
+                },
+            },
+            Effect::Fix { iteration, issues } => match budget.exhausted() {
+                Some(why) => Event::BudgetExhausted(why),
+                None => Event::Fixed(fixer.fix(iteration, &issues).await),
+            },
+            Effect::Checkpoint { .. } => {
+                reporter.checkpoint(engine);
+                continue;
+            }
+            Effect::FixesApplied { iteration, summary } => {
+                reporter.fixes_applied(engine, iteration, &summary);
+                continue;
+            }
+            Effect::Finish(outcome) => {
+                reporter.finish(engine, &outcome);
+                return outcome;
+            }
+        };
+        queue.extend(engine.step(event));
+    }
+    unreachable!("the engine always ends with a Finish effect")
+}

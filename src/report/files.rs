@@ -1,0 +1,65 @@
+//! Writing the report files into the out dir (atomically: a crash never leaves half a file).
+
+use std::path::{Path, PathBuf};
+
+use super::{RunReport, junit, markdown, plan, result};
+use crate::engine::state::Outcome;
+use crate::tools::write_atomic;
+
+pub const REPORT: &str = "qa_report.md";
+pub const JUNIT: &str = "qa-loop-junit.xml";
+pub const RESULT: &str = "qa-result.json";
+pub const FIX_REQUEST: &str = "QA_FIX_REQUEST.md";
+pub const ESCALATION: &str = "QA_HUMAN_ESCALATION.md";
+pub const MANUAL_TEST_PLAN: &str = "MANUAL_TEST_PLAN.md";
+
+fn write(dir: &Path, name: &str, text: &str) -> std::io::Result<PathBuf> {
+    let path = dir.join(name);
+    write_atomic(&path, text.as_bytes())?;
+    Ok(path)
+}
+
+/// Writes the fix request for the fixer.
+pub fn write_fix_request(out_dir: &Path, text: &str) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(out_dir)?;
+    write(out_dir, FIX_REQUEST, text)
+}
+
+/// Writes every report of a finished (or in-progress) run; returns the report's path.
+pub fn write_all(
+    out_dir: &Path,
+    r: &RunReport<'_>,
+    plan_path: Option<&Path>,
+    now: &str,
+) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(out_dir)?;
+    let report = write(out_dir, REPORT, &markdown::report(r))?;
+    write(out_dir, JUNIT, &junit::render(r))?;
+    write(out_dir, RESULT, &result::render(r))?;
+    match markdown::escalation(r) {
+        Some(text) => {
+            write(out_dir, ESCALATION, &text)?;
+        }
+        None => remove_if_present(&out_dir.join(ESCALATION))?,
+    }
+    if matches!(r.outcome, Outcome::Approved { .. }) {
+        // No fixes are pending any more.
+        remove_if_present(&out_dir.join(FIX_REQUEST))?;
+    }
+    if r.strategy.no_test_project {
+        write(out_dir, MANUAL_TEST_PLAN, &markdown::manual_test_plan(r))?;
+    }
+    if let Some(p) = plan_path {
+        let text = std::fs::read_to_string(p)?;
+        let updated = plan::update(&text, r, now).map_err(std::io::Error::other)?;
+        write_atomic(p, updated.as_bytes())?;
+    }
+    Ok(report)
+}
+
+fn remove_if_present(p: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(p) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}

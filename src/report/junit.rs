@@ -1,0 +1,90 @@
+//! `qa-loop-junit.xml` (quick-junit): one testsuite per iteration with its gates and issues, and
+//! one for the acceptance criteria of the deciding iteration.
+
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+use super::RunReport;
+use crate::model::GateStatus;
+
+fn failure(message: &str, ty: &str, description: &str) -> TestCaseStatus {
+    let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+    s.set_message(message).set_type(ty);
+    if !description.is_empty() {
+        s.set_description(description);
+    }
+    s
+}
+
+/// Renders the JUnit XML.
+pub fn render(r: &RunReport<'_>) -> String {
+    let mut report = Report::new("qa-loop");
+    for h in r.history {
+        let mut suite = TestSuite::new(format!("qa-loop iteration {}", h.iteration));
+        suite.add_property(("status", h.status.as_str()));
+        suite.add_property(("score", h.score.to_string().as_str()));
+        for g in &h.verification.gates {
+            let status = match g.status {
+                GateStatus::Passed => TestCaseStatus::success(),
+                GateStatus::Failed => failure(&g.summary, "gate", &g.excerpt),
+                GateStatus::Pending => {
+                    let mut s = TestCaseStatus::skipped();
+                    s.set_message(g.summary.as_str());
+                    s
+                }
+            };
+            let mut tc = TestCase::new(format!("gate: {}", g.name), status);
+            tc.set_classname("qa-loop.gates");
+            suite.add_test_case(tc);
+        }
+        for cmd in &h.verification.commands {
+            let status = if cmd.outcome.passed() {
+                TestCaseStatus::success()
+            } else {
+                failure(&cmd.outcome.describe(), "command", &cmd.excerpt)
+            };
+            let mut tc = TestCase::new(format!("{}: {}", cmd.suite, cmd.command), status);
+            tc.set_classname("qa-loop.commands")
+                .set_time(std::time::Duration::from_millis(cmd.duration_ms));
+            suite.add_test_case(tc);
+        }
+        for i in &h.issues {
+            let mut desc = i.description.clone();
+            if !i.fix.is_empty() {
+                desc.push_str(&format!("\nFix: {}", i.fix));
+            }
+            let mut tc = TestCase::new(
+                format!("{}: {}", i.id, i.title),
+                failure(&i.title, i.kind.as_str(), desc.trim()),
+            );
+            tc.set_classname(format!("qa-loop.issues.{}", i.kind));
+            if let Some(f) = &i.file {
+                tc.add_property(("file", f.as_str()));
+            }
+            if let Some(l) = i.line {
+                tc.add_property(("line", l.to_string().as_str()));
+            }
+            suite.add_test_case(tc);
+        }
+        report.add_test_suite(suite);
+    }
+    let mut criteria = TestSuite::new("qa-loop acceptance criteria");
+    if let Some(d) = r.deciding() {
+        for c in &d.criteria {
+            let status = if c.met {
+                TestCaseStatus::success()
+            } else {
+                failure("criterion not met", "acceptance_criteria", &c.evidence)
+            };
+            let mut tc = TestCase::new(c.criterion.as_str(), status);
+            tc.set_classname("qa-loop.criteria");
+            if !c.evidence.is_empty() {
+                tc.set_system_out(c.evidence.as_str());
+            }
+            criteria.add_test_case(tc);
+        }
+    }
+    report.add_test_suite(criteria);
+    report
+        .to_string()
+        .unwrap_or_else(|e| format!("<!-- could not render JUnit: {e} -->"))
+}

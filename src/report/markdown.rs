@@ -1,0 +1,252 @@
+//! `qa_report.md` (also the PR comment and job summary), `QA_HUMAN_ESCALATION.md` and
+//! `MANUAL_TEST_PLAN.md`.
+
+use super::RunReport;
+use crate::engine::state::{Escalation, Outcome};
+use crate::model::{GateStatus, Issue};
+
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+fn issues_table(out: &mut String, issues: &[Issue]) {
+    out.push_str("| id | severity | type | title | location |\n|---|---|---|---|---|\n");
+    for i in issues {
+        out.push_str(&format!(
+            "| {} | {} | `{}` | {} | {} |\n",
+            cell(&i.id),
+            i.severity.as_str(),
+            i.kind,
+            cell(&i.title),
+            i.location()
+                .map(|l| format!("`{}`", cell(&l)))
+                .unwrap_or_default()
+        ));
+    }
+}
+
+/// The full report.
+pub fn report(r: &RunReport<'_>) -> String {
+    let verdict = r.outcome.verdict();
+    let icon = match r.outcome {
+        Outcome::Approved { .. } => "✅",
+        Outcome::Escalated { .. } => "🧑‍⚖️",
+        Outcome::Errors { .. } => "⚠️",
+        _ => "❌",
+    };
+    let mut out = format!("# {icon} QA Loop: {verdict}\n\n{}\n\n", r.headline());
+    if r.replayed {
+        out.push_str("> **Replayed model:** the reviewer's and fixer's answers were replayed from a recorded session; tests, tools and files were real.\n\n");
+    }
+    let score = r
+        .deciding()
+        .map_or("–".to_string(), |d| d.score.to_string());
+    out.push_str("| | |\n|---|---|\n");
+    out.push_str(&format!(
+        "| Verdict | **{verdict}** |\n| Score | {score} / 100 |\n"
+    ));
+    out.push_str(&format!(
+        "| Iterations | {} |\n| Risk level | `{}` |\n",
+        r.history.len(),
+        r.strategy.risk_level.as_str()
+    ));
+    out.push_str(&format!(
+        "| Tokens | {} (in {}, out {}, cache read {}, cache write {}) in {} model calls |\n| Cost | ${:.4} |\n\n",
+        r.usage.total(),
+        r.usage.input_tokens,
+        r.usage.output_tokens,
+        r.usage.cache_read_tokens,
+        r.usage.cache_write_tokens,
+        r.model_calls,
+        r.cost_usd
+    ));
+
+    if let Some(d) = r.deciding() {
+        out.push_str("## Acceptance criteria\n\n");
+        if r.strategy.criteria.is_empty() {
+            out.push_str("No acceptance criteria were given; the reviewer judged the change against its title, description and diff.\n\n");
+        }
+        if !d.criteria.is_empty() {
+            out.push_str("| criterion | met | evidence |\n|---|---|---|\n");
+            for c in &d.criteria {
+                out.push_str(&format!(
+                    "| {} | {} | {} |\n",
+                    cell(&c.criterion),
+                    if c.met { "✅" } else { "❌" },
+                    cell(&c.evidence)
+                ));
+            }
+            out.push('\n');
+        }
+        if !d.summary.is_empty() {
+            out.push_str(&format!("**Reviewer:** {}\n\n", d.summary.trim()));
+        }
+        let latest = r.latest().unwrap_or(d);
+        if !latest.issues.is_empty() {
+            out.push_str(&format!("## Issues (iteration {})\n\n", latest.iteration));
+            issues_table(&mut out, &latest.issues);
+            out.push('\n');
+            for i in latest.issues.iter().filter(|i| !i.fix.is_empty()) {
+                out.push_str(&format!("- **{}** fix: {}\n", i.id, i.fix.trim()));
+            }
+            out.push('\n');
+        }
+        out.push_str(
+            "## Tests and gates\n\n| gate | required | result | details |\n|---|---|---|---|\n",
+        );
+        for g in &latest.verification.gates {
+            let status = match g.status {
+                GateStatus::Passed => "✅ passed",
+                GateStatus::Failed => "❌ failed",
+                GateStatus::Pending => "⏳ pending",
+            };
+            out.push_str(&format!(
+                "| `{}` | {} | {status} | {} |\n",
+                g.name,
+                if g.required { "yes" } else { "no" },
+                cell(&g.summary)
+            ));
+        }
+        if latest.verification.gates.is_empty() {
+            out.push_str("| – | – | – | no automated gates |\n");
+        }
+        out.push('\n');
+    }
+
+    if !r.recurring.is_empty() {
+        out.push_str("## Recurring issues\n\n");
+        for ri in &r.recurring {
+            out.push_str(&format!(
+                "- {} — seen {} times (iterations {:?})\n",
+                ri.title, ri.occurrences, ri.iterations
+            ));
+        }
+        out.push('\n');
+    }
+
+    out.push_str("## Iteration history\n\n| iteration | status | score | issues | reviewer said |\n|---|---|---|---|---|\n");
+    for h in r.history {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} |\n",
+            h.iteration,
+            h.status.as_str(),
+            h.score,
+            h.issues.len(),
+            if h.reviewer_approved {
+                "approved"
+            } else {
+                "rejected"
+            }
+        ));
+    }
+    out.push('\n');
+    if !r.fixes.is_empty() {
+        out.push_str("## Fixes applied\n\n");
+        for (it, summary) in r.fixes {
+            out.push_str(&format!(
+                "- after iteration {it}: {}\n",
+                cell(summary.trim())
+            ));
+        }
+        out.push('\n');
+    }
+    if !r.omitted_files.is_empty() {
+        out.push_str(&format!(
+            "## Not shown to the reviewer\n\nThe diff was too large to show whole; these files were left out of the reviewer's context: {}\n\n",
+            r.omitted_files.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if !r.errors.is_empty() {
+        out.push_str("## Errors\n\n");
+        for e in r.errors {
+            out.push_str(&format!("- {}\n", cell(e)));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `QA_HUMAN_ESCALATION.md`: why a human is needed, every iteration, what was tried.
+pub fn escalation(r: &RunReport<'_>) -> Option<String> {
+    let Outcome::Escalated {
+        escalation,
+        best_iteration,
+    } = r.outcome
+    else {
+        return None;
+    };
+    let mut out = String::from("# QA Loop: human review needed\n\n");
+    out.push_str(&format!("{}\n\n", r.headline()));
+    out.push_str("## Root causes\n\n");
+    match escalation {
+        Escalation::Recurring { issues } => {
+            out.push_str("These problems came back after being fixed, so another automated attempt is unlikely to help:\n\n");
+            for ri in issues {
+                out.push_str(&format!("- **{}** — {} times, iterations {:?}\n", ri.title, ri.occurrences, ri.iterations));
+            }
+        }
+        Escalation::BelowMinScore { best_score, min_score } => out.push_str(&format!(
+            "No iteration reached the minimum score ({best_score} < {min_score}): the change is far from its acceptance criteria.\n"
+        )),
+        Escalation::AwaitingSignoff { gates } => out.push_str(&format!(
+            "The change is `critical` risk: a user with write access must comment `/qa approve` ({}).\n",
+            gates.join(", ")
+        )),
+    }
+    out.push_str("\n## Every iteration\n\n");
+    for h in r.history {
+        out.push_str(&format!(
+            "### Iteration {} — {} (score {})\n\n",
+            h.iteration,
+            h.status.as_str(),
+            h.score
+        ));
+        if !h.summary.is_empty() {
+            out.push_str(&format!("{}\n\n", h.summary.trim()));
+        }
+        if !h.issues.is_empty() {
+            issues_table(&mut out, &h.issues);
+            out.push('\n');
+        }
+    }
+    if !r.fixes.is_empty() {
+        out.push_str("## What was tried\n\n");
+        for (it, s) in r.fixes {
+            out.push_str(&format!("- after iteration {it}: {}\n", s.trim()));
+        }
+        out.push('\n');
+    }
+    out.push_str("## Suggested actions\n\n");
+    if let Some(b) = best_iteration {
+        out.push_str(&format!(
+            "- Start from iteration {b}, the best-scoring state.\n"
+        ));
+    }
+    out.push_str("- Read the recurring issues' descriptions: a fix that keeps coming back usually means the criterion, the test or the design needs a human decision.\n");
+    out.push_str("- When resolved, comment `/qa resume` on the pull request (or run `qa-loop run` again) to re-arm the loop.\n");
+    Some(out)
+}
+
+/// `MANUAL_TEST_PLAN.md` for projects without automated tests: a checklist from the criteria.
+pub fn manual_test_plan(r: &RunReport<'_>) -> String {
+    let mut out = String::from(
+        "# Manual test plan\n\nThis project has no automated tests, so QA validated by inspection. Before merging, check by hand:\n\n",
+    );
+    if r.strategy.criteria.is_empty() {
+        out.push_str("- [ ] The change does what its pull-request title and description say\n");
+    }
+    for c in &r.strategy.criteria {
+        out.push_str(&format!("- [ ] {}\n", c.text));
+    }
+    if let Some(latest) = r.latest() {
+        for i in &latest.issues {
+            out.push_str(&format!(
+                "- [ ] Re-check: {}{}\n",
+                i.title,
+                i.location().map(|l| format!(" ({l})")).unwrap_or_default()
+            ));
+        }
+    }
+    out.push_str("- [ ] Existing behaviour still works (smoke-test the main flows)\n");
+    out
+}

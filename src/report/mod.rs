@@ -1,0 +1,90 @@
+//! Reports: consumers of the loop's state that write `qa_report.md`, `qa-loop-junit.xml`,
+//! `qa-result.json`, `QA_FIX_REQUEST.md`, `QA_HUMAN_ESCALATION.md`, `MANUAL_TEST_PLAN.md` and the
+//! plan's QA keys. Each format is a pure function of a [`RunReport`]; [`files`] writes them.
+
+pub mod files;
+pub mod junit;
+pub mod markdown;
+pub mod plan;
+pub mod result;
+pub mod status;
+
+use crate::config::Strategy;
+use crate::engine::recurring::RecurringIssue;
+use crate::engine::state::{Escalation, IterationRecord, Outcome};
+use crate::llm::Usage;
+
+/// Everything a report shows about a run.
+#[derive(Debug, Clone)]
+pub struct RunReport<'a> {
+    pub outcome: &'a Outcome,
+    pub history: &'a [IterationRecord],
+    pub strategy: &'a Strategy,
+    pub recurring: Vec<RecurringIssue>,
+    pub usage: Usage,
+    pub cost_usd: f64,
+    pub model_calls: u64,
+    pub errors: &'a [String],
+    /// The fixer's summary after each iteration it worked on.
+    pub fixes: &'a [(u32, String)],
+    /// Files of the diff the reviewer was not shown.
+    pub omitted_files: &'a [String],
+    /// The model's answers came from a replay session.
+    pub replayed: bool,
+    pub min_score: u8,
+}
+
+impl RunReport<'_> {
+    /// The record the verdict rests on: the approved one, else the best.
+    pub fn deciding(&self) -> Option<&IterationRecord> {
+        let best = self.outcome.best_iteration();
+        best.and_then(|b| self.history.iter().find(|r| r.iteration == b))
+            .or(self.history.last())
+    }
+
+    pub fn latest(&self) -> Option<&IterationRecord> {
+        self.history.last()
+    }
+
+    /// One line on why the run ended.
+    pub fn headline(&self) -> String {
+        match self.outcome {
+            Outcome::Approved { iteration } => format!("Approved at iteration {iteration}."),
+            Outcome::Rejected { .. } => "Rejected (review mode: no fixes attempted).".to_string(),
+            Outcome::MaxIterations { best_iteration } => {
+                format!(
+                    "Not approved after {} iterations; the best was iteration {best_iteration}.",
+                    self.history.len()
+                )
+            }
+            Outcome::Escalated { escalation, .. } => match escalation {
+                Escalation::Recurring { issues } => {
+                    format!(
+                        "Escalated to a human: {} issue(s) kept recurring.",
+                        issues.len()
+                    )
+                }
+                Escalation::BelowMinScore {
+                    best_score,
+                    min_score,
+                } => {
+                    format!(
+                        "Escalated to a human: the best score {best_score} is below the minimum {min_score}."
+                    )
+                }
+                Escalation::AwaitingSignoff { .. } => {
+                    "Approved by review and gates; waiting for a human sign-off (`/qa approve`)."
+                        .to_string()
+                }
+            },
+            Outcome::Errors { stop, .. } => match stop {
+                crate::engine::state::ErrorStop::ConsecutiveErrors { count, last } => {
+                    format!("Stopped after {count} consecutive errors; last: {last}")
+                }
+                crate::engine::state::ErrorStop::Budget { what } => {
+                    format!("Stopped: budget spent ({what}).")
+                }
+            },
+        }
+    }
+}
