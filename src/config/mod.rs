@@ -53,3 +53,16 @@ pub fn load_inputs(root: &Path, flags: &FlagLayer) -> Result<Inputs, InputError>
     let strategy = Strategy::resolve(&merged, criteria);
     Ok(Inputs { settings, strategy })
 }
+
+/// The JSON Schema of the config file (committed as `schema/qa-loop.schema.json`).
+pub fn config_schema() -> serde_json::Value {
+    let mut schema =
+        serde_json::to_value(schemars::schema_for!(ConfigFile)).expect("the schema serializes");
+    if let Some(obj) = schema.as_object_mut() {
+        obj.insert(
+            "$id".into(),
+            "https://github.com/org/qa-loop/schema/qa-loop.schema.json".into(),
+        );
+    }
+    schema
+}

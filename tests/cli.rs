@@ -1,0 +1,489 @@
+//! The real binary in temp directories: bad input exits 2 with file:line:col and writes nothing;
+//! `status --json` finds recurring issues; `run` updates a plan without disturbing its other
+//! keys; the replay provider drives the loop to each exit code.
+
+use std::path::Path;
+use std::process::Output;
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+
+fn qa(dir: &Path, args: &[&str]) -> Output {
+    Command::cargo_bin("qa-loop")
+        .unwrap()
+        .current_dir(dir)
+        .env_remove("QA_LOOP_PROVIDER")
+        .env_remove("GITHUB_BASE_REF")
+        .env("NO_COLOR", "1")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t.invalid",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+}
+
+#[test]
+fn validate_names_file_line_and_column_of_a_typo_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("qa-loop.yml"),
+        "risk_level: high\nunit_tests:\n  required: true\n  comands: [\"pytest\"]\n",
+    )
+    .unwrap();
+    let o = qa(dir.path(), &["validate"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("qa-loop.yml:4:3"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("comands"), "{}", stderr(&o));
+    // `run` refuses the same input before writing anything.
+    let o = qa(dir.path(), &["run", "--provider", "replay"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!dir.path().join(".qa-loop").exists());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn validate_reports_bad_yaml_and_bad_values_with_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("unit_tests:\n  commands: [\"a\"\n  required: true\n", ":"),
+        ("risk_level: extreme\n", "qa-loop.yml:1:"),
+        ("max_iterations: 0\n", "qa-loop.yml:1:"),
+        ("risk_level: low\nrisk_level: high\n", "qa-loop.yml:2:"),
+        ("timeout: soon\n", "qa-loop.yml:1:"),
+    ];
+    for (text, want) in cases {
+        std::fs::write(dir.path().join("qa-loop.yml"), text).unwrap();
+        let o = qa(dir.path(), &["validate"]);
+        assert_eq!(o.status.code(), Some(2), "{text:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains(want) && err.contains("qa-loop.yml:"),
+            "{text:?}: {err}"
+        );
+    }
+    let o = qa(dir.path(), &["validate", "--config", "missing.yml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("missing.yml: config file not found"),
+        "{}",
+        stderr(&o)
+    );
+    let o = qa(dir.path(), &["validate", "--max-iterations", "zero"]);
+    assert_eq!(o.status.code(), Some(2), "usage errors exit 2");
+}
+
+#[test]
+fn validate_prints_the_resolved_strategy_with_precedence() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("qa-loop.yml"),
+        "risk_level: medium\nmax_iterations: 7\nmin_score: 55\nacceptance_criteria: [\"Config criterion\"]\nunit_tests:\n  commands: [\"true\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("spec.md"),
+        "# S\n## Acceptance Criteria\n- [ ] Spec criterion\n- [ ] config criterion\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("plan.json"),
+        r#"{"verification_strategy": {"risk_level": "critical", "acceptance_criteria": ["Plan criterion"], "integration_tests": {"commands": ["make it"]}}}"#,
+    )
+    .unwrap();
+    let o = Command::cargo_bin("qa-loop")
+        .unwrap()
+        .current_dir(dir.path())
+        .env("QA_LOOP_MAX_ITERATIONS", "9")
+        .env("QA_LOOP_MIN_SCORE", "60")
+        .args([
+            "validate",
+            "--json",
+            "--spec",
+            "spec.md",
+            "--plan",
+            "plan.json",
+            "--min-score",
+            "70",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["max_iterations"], 9, "env beats file");
+    assert_eq!(v["min_score"], 70, "CLI beats env");
+    assert_eq!(
+        v["strategy"]["risk_level"], "medium",
+        "the config file wins over the plan"
+    );
+    let criteria: Vec<&str> = v["strategy"]["criteria"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        criteria,
+        ["Spec criterion", "config criterion", "Plan criterion"]
+    );
+    let suites: Vec<&str> = v["strategy"]["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        suites,
+        ["unit", "integration"],
+        "the plan fills what the config does not set"
+    );
+}
+
+fn plan_with_history(titles: [&str; 3]) -> Value {
+    let history: Vec<Value> = titles
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            json!({"iteration": i + 1, "status": "rejected", "timestamp": format!("2026-11-2{}T10:00:00Z", i + 1),
+                   "issues": [{"title": t, "type": "error_handling", "file": "src/cart/service.py", "line": 88 + 3 * i}]})
+        })
+        .collect();
+    json!({"feature": "cart", "qa_signoff": {"status": "rejected", "qa_session": 3, "timestamp": "2026-11-23T10:00:00Z"},
+           "qa_iteration_history": history})
+}
+
+#[test]
+fn status_json_reports_a_reworded_recurring_issue_and_not_three_different_defects() {
+    let dir = tempfile::tempdir().unwrap();
+    let reworded = plan_with_history([
+        "Missing validation for negative quantity in add_to_cart",
+        "Negative quantity is not validated in add_to_cart",
+        "Error: add_to_cart accepts a negative quantity without validation",
+    ]);
+    std::fs::write(
+        dir.path().join("plan.json"),
+        serde_json::to_string_pretty(&reworded).unwrap(),
+    )
+    .unwrap();
+    let o = qa(dir.path(), &["status", "--plan", "plan.json", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["status"], "rejected");
+    assert_eq!(v["iterations"], 3);
+    assert_eq!(v["last_check"], "2026-11-23T10:00:00Z");
+    let rec = v["recurring_issues"].as_array().unwrap();
+    assert_eq!(rec.len(), 1, "{v:#}");
+    assert_eq!(rec[0]["occurrences"], 3);
+    assert_eq!(rec[0]["iterations"], json!([1, 2, 3]));
+
+    let different = plan_with_history([
+        "Missing test for empty input in add_to_cart",
+        "Missing test for unicode input in add_to_cart",
+        "SQL injection in add_to_cart query",
+    ]);
+    std::fs::write(
+        dir.path().join("plan.json"),
+        serde_json::to_string_pretty(&different).unwrap(),
+    )
+    .unwrap();
+    let o = qa(dir.path(), &["status", "--plan", "plan.json", "--json"]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["recurring_issues"], json!([]), "{v:#}");
+
+    // The human view says the same.
+    let o = qa(dir.path(), &["status", "--plan", "plan.json"]);
+    assert!(
+        stdout(&o).contains("Recurring issues: none"),
+        "{}",
+        stdout(&o)
+    );
+    let o = qa(dir.path(), &["status", "--plan", "nope.json"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn demo_runs_the_real_loop_and_ends_approved() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = qa(dir.path(), &["demo", "--dir", "d"]);
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("REPLAYED"),
+        "the demo says the model is replayed"
+    );
+    let project = dir.path().join("d/quickstart");
+    let code = std::fs::read_to_string(project.join("textutil.py")).unwrap();
+    assert!(
+        code.contains(r#"re.sub(r"[^a-z0-9]+", "-", text).strip("-")"#),
+        "the fixer's edit is on disk:\n{code}"
+    );
+    let result: Value = serde_json::from_str(
+        &std::fs::read_to_string(project.join(".qa-loop/qa-result.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(result["verdict"], "approved");
+    assert_eq!(result["iterations"], 2);
+    assert_eq!(result["history"][0]["status"], "rejected");
+    assert_eq!(
+        result["history"][0]["verification"]["gates"][0]["status"],
+        "failed"
+    );
+    assert_eq!(
+        result["history"][1]["verification"]["gates"][0]["status"],
+        "passed"
+    );
+    assert!(result["tokens"]["total"].as_u64().unwrap() > 0);
+    let report = std::fs::read_to_string(project.join(".qa-loop/qa_report.md")).unwrap();
+    assert!(report.contains("Replayed model"));
+    assert!(
+        !project.join(".qa-loop/QA_FIX_REQUEST.md").exists(),
+        "no fixes pending after approval"
+    );
+    let junit = std::fs::read_to_string(project.join(".qa-loop/qa-loop-junit.xml")).unwrap();
+    assert!(junit.contains("qa-loop acceptance criteria"));
+}
+
+/// A one-file project with a failing test, in a git repo, plus a session file.
+fn project(dir: &Path, session: Value) {
+    std::fs::write(dir.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
+    std::fs::write(
+        dir.join("test_calc.py"),
+        "from calc import add\nassert add(2, 2) == 4, 'add is wrong'\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join(".gitignore"), ".qa-loop/\n__pycache__/\n").unwrap();
+    std::fs::write(
+        dir.join("qa-loop.yml"),
+        "risk_level: low\nunit_tests:\n  commands: [\"python3 test_calc.py\"]\n",
+    )
+    .unwrap();
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "init"]);
+    std::fs::write(
+        dir.join("session.json"),
+        serde_json::to_string(&session).unwrap(),
+    )
+    .unwrap();
+}
+
+fn verdict(status: &str, score: u8, title: &str) -> Value {
+    let issues = if status == "approved" {
+        json!([])
+    } else {
+        json!([{"id": "Q1", "title": title, "type": "unit_test", "severity": "high", "file": "calc.py", "line": 2, "fix": "return a + b"}])
+    };
+    json!({"role": "reviewer", "tool_calls": [{"id": format!("v{score}"), "name": "submit_verdict",
+           "arguments": {"status": status, "score": score, "confidence": 0.9, "summary": "s", "criteria": [], "issues": issues}}]})
+}
+
+fn fixer_finish(n: u32) -> Value {
+    json!({"role": "fixer", "tool_calls": [{"id": format!("f{n}"), "name": "finish", "arguments": {"summary": "tried"}}]})
+}
+
+#[test]
+fn run_updates_the_plan_and_keeps_its_other_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = json!({"calls": [
+        verdict("rejected", 30, "add subtracts instead of adding"),
+        {"role": "fixer", "tool_calls": [{"id": "e1", "name": "edit_file",
+            "arguments": {"path": "calc.py", "old": "return a - b", "new": "return a + b"}}]},
+        fixer_finish(1),
+        verdict("approved", 95, ""),
+    ]});
+    project(dir.path(), session);
+    let plan = "{\n    \"feature\": \"calc\",\n    \"phases\": [\n        {\"name\": \"p1\", \"weight\": 1.5}\n    ],\n    \"verification_strategy\": {\"risk_level\": \"low\"},\n    \"zeta\": null\n}\n";
+    std::fs::write(dir.path().join("implementation_plan.json"), plan).unwrap();
+    let o = qa(
+        dir.path(),
+        &[
+            "run",
+            "--provider",
+            "replay",
+            "--replay-session",
+            "session.json",
+            "--plan",
+            "implementation_plan.json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.path().join("implementation_plan.json")).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "feature",
+            "phases",
+            "verification_strategy",
+            "zeta",
+            "qa_signoff",
+            "qa_iteration_history",
+            "qa_stats"
+        ]
+    );
+    assert_eq!(v["phases"][0]["weight"], 1.5);
+    assert!(
+        text.contains("\n    \"feature\""),
+        "4-space indentation kept:\n{text}"
+    );
+    assert_eq!(v["qa_signoff"]["status"], "approved");
+    assert_eq!(v["qa_signoff"]["qa_session"], 1);
+    assert_eq!(v["qa_signoff"]["tests_passed"]["unit"], true);
+    assert_eq!(v["qa_iteration_history"].as_array().unwrap().len(), 2);
+    // Iteration 1: the reviewer's Q1 and the failed gate's G1.
+    assert_eq!(v["qa_stats"]["issues_by_type"]["unit_test"], 2);
+    assert_eq!(v["qa_stats"]["last_status"], "approved");
+    // The fixer's protected files: it cannot write the plan or the out dir (checked in tools);
+    // the code change is real.
+    assert!(
+        std::fs::read_to_string(dir.path().join("calc.py"))
+            .unwrap()
+            .contains("a + b")
+    );
+}
+
+#[test]
+fn exit_codes_from_replayed_sessions() {
+    struct Case {
+        comment: &'static str,
+        calls: Vec<Value>,
+        args: &'static [&'static str],
+        want: i32,
+        want_verdict: &'static str,
+    }
+    let reworded = [
+        "add() returns the wrong sum",
+        "The add function returns a wrong sum",
+        "Error: add returns the wrong sum",
+    ];
+    let cases = vec![
+        Case {
+            comment: "gates beat words: an approval over a failing test is not approved",
+            calls: vec![
+                verdict("approved", 95, ""),
+                fixer_finish(1),
+                verdict("approved", 95, ""),
+            ],
+            args: &["--max-iterations", "2"],
+            want: 1,
+            want_verdict: "rejected",
+        },
+        Case {
+            comment: "a reworded issue three times escalates",
+            calls: vec![
+                verdict("rejected", 50, reworded[0]),
+                fixer_finish(1),
+                verdict("rejected", 50, reworded[1]),
+                fixer_finish(2),
+                verdict("rejected", 50, reworded[2]),
+            ],
+            args: &[],
+            want: 3,
+            want_verdict: "escalated",
+        },
+        Case {
+            comment: "unparseable verdicts (after one repair each) stop with errors",
+            calls: vec![json!({"role": "reviewer", "text": "looks fine to me"}); 6],
+            args: &[],
+            want: 4,
+            want_verdict: "error",
+        },
+        Case {
+            comment: "review mode never fixes",
+            calls: vec![verdict("rejected", 60, "add subtracts")],
+            args: &["--mode", "review"],
+            want: 1,
+            want_verdict: "rejected",
+        },
+        Case {
+            comment: "a token budget stops cleanly with exit 4",
+            calls: vec![verdict("rejected", 60, "add subtracts"), fixer_finish(1)],
+            args: &["--max-tokens", "1"],
+            want: 4,
+            want_verdict: "error",
+        },
+    ];
+    for c in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let mut calls = c.calls;
+        for call in &mut calls {
+            call["usage"] = json!({"input_tokens": 100, "output_tokens": 10});
+        }
+        project(dir.path(), json!({ "calls": calls }));
+        let mut args = vec![
+            "run",
+            "--provider",
+            "replay",
+            "--replay-session",
+            "session.json",
+        ];
+        args.extend_from_slice(c.args);
+        let o = qa(dir.path(), &args);
+        assert_eq!(
+            o.status.code(),
+            Some(c.want),
+            "{}: {}",
+            c.comment,
+            stderr(&o)
+        );
+        let result: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(".qa-loop/qa-result.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(result["verdict"], c.want_verdict, "{}", c.comment);
+        if c.want == 3 {
+            assert!(
+                dir.path().join(".qa-loop/QA_HUMAN_ESCALATION.md").exists(),
+                "{}",
+                c.comment
+            );
+        }
+    }
+}
+
+#[test]
+fn run_without_a_provider_is_bad_input_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), json!({"calls": []}));
+    let o = qa(dir.path(), &["run"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--provider"), "{}", stderr(&o));
+    assert!(!dir.path().join(".qa-loop").exists());
+}
+
+#[test]
+fn help_and_version_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = qa(dir.path(), &["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    for word in ["run", "status", "validate", "demo", "Exit codes"] {
+        assert!(stdout(&o).contains(word), "{word}");
+    }
+    assert!(stdout(&qa(dir.path(), &["--version"])).starts_with("qa-loop "));
+}
