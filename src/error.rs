@@ -35,6 +35,43 @@ impl InputError {
         }
     }
 
+    /// Adds `did you mean …?` to serde's "unknown field/variant `x`, expected one of …" messages.
+    pub fn suggest(message: String) -> String {
+        let Some(rest) = message
+            .strip_prefix("unknown field `")
+            .or_else(|| message.strip_prefix("unknown variant `"))
+        else {
+            return message;
+        };
+        let Some((unknown, tail)) = rest.split_once('`') else {
+            return message;
+        };
+        let candidates = tail
+            .split("expected one of ")
+            .nth(1)
+            .or_else(|| tail.split("expected ").nth(1))
+            .unwrap_or("");
+        let best = candidates
+            .split(',')
+            .map(|c| c.trim().trim_matches('`'))
+            .filter(|c| !c.is_empty())
+            .map(|c| (edit_distance(unknown, c), c))
+            .min();
+        match best {
+            Some((d, c)) if d <= 2.max(unknown.len() / 4) && d > 0 => {
+                let kind = if message.starts_with("unknown field") {
+                    "field"
+                } else {
+                    "variant"
+                };
+                format!(
+                    "unknown {kind} `{unknown}` (did you mean `{c}`?); expected one of {candidates}"
+                )
+            }
+            _ => message,
+        }
+    }
+
     /// Converts a `serde_json` error, which always knows its line and column.
     pub fn from_json(path: &Path, err: &serde_json::Error) -> Self {
         // serde_json appends " at line L column C" to its message; keep only the message.
@@ -43,6 +80,7 @@ impl InputError {
             Some(idx) => text[..idx].to_string(),
             None => text,
         };
+        let message = InputError::suggest(message);
         if err.line() == 0 {
             return InputError::file(path, message);
         }
@@ -65,6 +103,21 @@ impl fmt::Display for InputError {
 
 impl std::error::Error for InputError {}
 
+/// Levenshtein distance (for suggestions on short keys).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
 /// The process exit codes of SPEC §2, decided in one place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
@@ -83,5 +136,22 @@ pub enum Exit {
 impl From<Exit> for std::process::ExitCode {
     fn from(exit: Exit) -> Self {
         std::process::ExitCode::from(exit as u8)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::InputError;
+
+    #[test]
+    fn unknown_keys_and_values_get_a_suggestion() {
+        let m = InputError::suggest(
+            "unknown field `unit_test`, expected one of `risk_level`, `unit_tests`".into(),
+        );
+        assert!(m.contains("did you mean `unit_tests`?"), "{m}");
+        let m = InputError::suggest("unknown variant `hgh`, expected one of `low`, `high`".into());
+        assert!(m.contains("did you mean `high`?"), "{m}");
+        let m = InputError::suggest("unknown field `zzzzzz`, expected one of `low`, `high`".into());
+        assert!(!m.contains("did you mean"), "{m}");
     }
 }

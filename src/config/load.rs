@@ -55,7 +55,7 @@ pub fn parse_yaml<T: for<'de> Deserialize<'de>>(path: &Path, text: &str) -> Resu
     }
     serde_saphyr::from_str(text).map_err(|err| {
         let plain = err.without_snippet();
-        let message = yaml_message(&plain.to_string());
+        let message = InputError::suggest(yaml_message(&plain.to_string()));
         match plain.location() {
             Some(loc) if loc.line() > 0 => {
                 InputError::at(path, loc.line(), loc.column().max(1), message)
