@@ -122,6 +122,7 @@ fn validate_prints_the_resolved_strategy_with_precedence() {
         .current_dir(dir.path())
         .env("QA_LOOP_MAX_ITERATIONS", "9")
         .env("QA_LOOP_MIN_SCORE", "60")
+        .env("QA_LOOP_NO_GITHUB", "1")
         .args([
             "validate",
             "--json",

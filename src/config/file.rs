@@ -81,6 +81,9 @@ impl<'de> Deserialize<'de> for DurationSetting {
         // `untagged` is confined to this two-way scalar choice; the error below names the field's
         // expected form.
         match Raw::deserialize(deserializer) {
+            Ok(Raw::Seconds(0)) => Err(serde::de::Error::custom(
+                "a duration must be greater than zero",
+            )),
             Ok(Raw::Seconds(s)) => Ok(DurationSetting(Duration::from_secs(s))),
             Ok(Raw::Text(t)) => parse_duration(&t)
                 .map(DurationSetting)
@@ -110,6 +113,16 @@ impl JsonSchema for DurationSetting {
 
 /// Parses `90s`, `20m`, `1h30m`; a duration of zero is refused.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    // A bare number is seconds, as in the config file.
+    if let Ok(secs) = text.parse::<u64>() {
+        return match secs {
+            0 => Err(format!(
+                "invalid duration `{text}`: must be greater than zero"
+            )),
+            s => Ok(Duration::from_secs(s)),
+        };
+    }
     let d = humantime::parse_duration(text.trim())
         .map_err(|e| format!("invalid duration `{text}`: {e} (use e.g. `90s`, `20m`, `1h`)"))?;
     if d.is_zero() {
@@ -252,6 +265,10 @@ impl StrategyLayer {
     description = "Configuration of qa-loop (`.github/qa-loop.yml`). See docs/configuration.md."
 )]
 pub struct ConfigFile {
+    /// The JSON Schema this file follows (for editors; ignored).
+    #[serde(default, rename = "$schema")]
+    pub schema: Option<String>,
+
     // ---- verification strategy (same fields as StrategyLayer) ----
     /// `trivial | low | medium | high | critical` (default `medium`).
     #[serde(default)]
@@ -314,7 +331,8 @@ pub struct ConfigFile {
     #[serde(default, deserialize_with = "de_non_negative")]
     #[schemars(range(min = 0))]
     pub max_cost_usd: Option<f64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de_positive_u64")]
+    #[schemars(range(min = 1))]
     pub max_tokens: Option<u64>,
     /// Time limit of the whole run (`--timeout`), e.g. `45m`.
     #[serde(default)]
@@ -346,6 +364,13 @@ impl ConfigFile {
 fn de_positive<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
     let v = Option::<u32>::deserialize(d)?;
     match v {
+        Some(0) => Err(serde::de::Error::custom("must be at least 1")),
+        v => Ok(v),
+    }
+}
+
+fn de_positive_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    match Option::<u64>::deserialize(d)? {
         Some(0) => Err(serde::de::Error::custom("must be at least 1")),
         v => Ok(v),
     }

@@ -70,6 +70,10 @@ fn yaml_message(text: &str) -> String {
     let first = text.lines().next().unwrap_or(text).trim();
     let first = first.strip_prefix("error: ").unwrap_or(first);
     let cut = first.find(" at line ").map_or(first, |i| &first[..i]);
+    // Library advice a user cannot act on.
+    let cut = cut
+        .find(", set DuplicateKeyPolicy")
+        .map_or(cut, |i| &cut[..i]);
     cut.trim_end_matches(':').to_string()
 }
 

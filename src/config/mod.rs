@@ -61,7 +61,7 @@ pub fn config_schema() -> serde_json::Value {
     if let Some(obj) = schema.as_object_mut() {
         obj.insert(
             "$id".into(),
-            "https://github.com/org/qa-loop/schema/qa-loop.schema.json".into(),
+            "https://raw.githubusercontent.com/org/qa-loop/main/schema/qa-loop.schema.json".into(),
         );
     }
     schema

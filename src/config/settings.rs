@@ -89,7 +89,8 @@ pub struct FlagLayer {
     #[arg(long, env = "QA_LOOP_MAX_COST_USD", global = true, value_name = "F", value_parser = parse_non_negative)]
     pub max_cost_usd: Option<f64>,
     /// Stop cleanly when this many model tokens were used
-    #[arg(long, env = "QA_LOOP_MAX_TOKENS", global = true, value_name = "N")]
+    #[arg(long, env = "QA_LOOP_MAX_TOKENS", global = true, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tokens: Option<u64>,
     /// Time limit of the whole run, e.g. 45m
     #[arg(long, env = "QA_LOOP_TIMEOUT", global = true, value_name = "DURATION", value_parser = parse_duration)]
@@ -103,19 +104,19 @@ pub struct FlagLayer {
     )]
     pub replay_session: Option<PathBuf>,
     /// Never call GitHub, even inside GitHub Actions
-    #[arg(long, env = "QA_LOOP_NO_GITHUB", global = true)]
+    #[arg(long, env = "QA_LOOP_NO_GITHUB", global = true, value_parser = clap::builder::BoolishValueParser::new())]
     pub no_github: bool,
     /// More log output
     #[arg(
         long,
         short,
         env = "QA_LOOP_VERBOSE",
-        global = true,
+        global = true, value_parser = clap::builder::BoolishValueParser::new(),
         conflicts_with = "quiet"
     )]
     pub verbose: bool,
     /// Only errors in the log output
-    #[arg(long, short, env = "QA_LOOP_QUIET", global = true)]
+    #[arg(long, short, env = "QA_LOOP_QUIET", global = true, value_parser = clap::builder::BoolishValueParser::new())]
     pub quiet: bool,
 }
 
@@ -135,6 +136,10 @@ fn parse_non_negative(s: &str) -> Result<f64, String> {
     } else {
         Err(format!("must be a non-negative number, got {f}"))
     }
+}
+
+fn first<const N: usize>(options: [&Option<String>; N]) -> Option<String> {
+    options.into_iter().find_map(|o| o.clone())
 }
 
 /// Log verbosity.
@@ -196,7 +201,6 @@ impl Settings {
     ) -> Settings {
         let rel = |p: &String| root.join(p);
         let provider = flags.provider.or(file.provider);
-        let model = flags.model.clone().or_else(|| file.model.clone());
         let api_key = flags
             .api_key
             .clone()
@@ -241,16 +245,19 @@ impl Settings {
                 .or(file.min_score)
                 .unwrap_or(defaults::MIN_SCORE),
             provider,
-            reviewer_model: flags
-                .reviewer_model
-                .clone()
-                .or_else(|| file.reviewer_model.clone())
-                .or_else(|| model.clone()),
-            fixer_model: flags
-                .fixer_model
-                .clone()
-                .or_else(|| file.fixer_model.clone())
-                .or(model),
+            // A model given on the command line (or env) beats any model in the file.
+            reviewer_model: first([
+                &flags.reviewer_model,
+                &flags.model,
+                &file.reviewer_model,
+                &file.model,
+            ]),
+            fixer_model: first([
+                &flags.fixer_model,
+                &flags.model,
+                &file.fixer_model,
+                &file.model,
+            ]),
             base_url: flags.base_url.clone().or_else(|| file.base_url.clone()),
             api_key,
             max_cost_usd: flags.max_cost_usd.or(file.max_cost_usd),
@@ -348,6 +355,29 @@ mod tests {
         let key = s.api_key.clone().expect("key from env");
         assert_eq!(key.expose(), "sk-ant-canary");
         assert!(!format!("{s:?}").contains("canary"));
+    }
+
+    #[test]
+    fn a_model_on_the_command_line_beats_models_in_the_file() {
+        let f = ConfigFile {
+            reviewer_model: Some("file-reviewer".into()),
+            model: Some("file".into()),
+            ..ConfigFile::default()
+        };
+        let flags = FlagLayer {
+            model: Some("cli".into()),
+            ..FlagLayer::default()
+        };
+        let s = Settings::resolve(Path::new("/r"), &flags, None, &f, |_| None);
+        assert_eq!(
+            (s.reviewer_model.as_deref(), s.fixer_model.as_deref()),
+            (Some("cli"), Some("cli"))
+        );
+        let s = Settings::resolve(Path::new("/r"), &FlagLayer::default(), None, &f, |_| None);
+        assert_eq!(
+            (s.reviewer_model.as_deref(), s.fixer_model.as_deref()),
+            (Some("file-reviewer"), Some("file"))
+        );
     }
 
     #[test]

@@ -3,19 +3,23 @@
 //!
 //! The reference rule of earlier QA-loop tooling (`SequenceMatcher(title|file|line) ≥ 0.8`)
 //! scores how alike two strings *look*: it misses rewordings and merges near-misses that differ
-//! in one decisive word. This matcher combines four signals instead:
+//! in one decisive word. This matcher combines five signals instead:
 //!
 //! 1. **File**: two issues naming different files are different problems.
 //! 2. **Identifiers** (`parse_duration`, `getDisplayName`, `orders.created_at`): when both titles
 //!    name code identifiers and share none, they are about different code.
 //! 3. **Substitution**: titles identical but for one slot of one or two words (`empty` vs
 //!    `unicode` input, `negative` vs `zero` amount) name a different case of the same check.
-//! 4. **Title similarity** (normalised content words, light stemming, identifiers split into
+//! 4. **Opposite symptoms** (`accepts`/`rejects`, `too short`/`too long`, `first`/`last`) are
+//!    different defects.
+//! 5. **Title similarity** (normalised content words, light stemming, identifiers split into
 //!    sub-words) must reach a bar that is lowered by location evidence (same file, nearby line)
 //!    and raised when the issue types belong to different families.
 //!
-//! The bar starts at the configured similarity threshold (default 0.8) for issues with no shared
-//! location and drops by up to 0.4 for issues on the same line. Labelled pairs live in
+//! The bar starts at the configured similarity threshold (default 0.8), drops by 0.1 when a file
+//! is missing on one side, by 0.25 for the same file without lines, and by 0.3 for lines within 30
+//! of each other in the same file; identifiers both titles name are location, not defect words,
+//! and do not count towards similarity. Labelled pairs live in
 //! `tests/fixtures/recurring_pairs.json`; `matcher_f1_on_labelled_pairs` prints the figures.
 
 use std::collections::HashSet;
