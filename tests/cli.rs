@@ -488,3 +488,50 @@ fn help_and_version_work() {
     }
     assert!(stdout(&qa(dir.path(), &["--version"])).starts_with("qa-loop "));
 }
+
+#[test]
+fn a_coverage_minimum_overrules_an_approval() {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), json!({"calls": [verdict("approved", 95, "")]}));
+    std::fs::write(
+        dir.path().join("calc.py"),
+        "def add(a, b):\n    return a + b\n",
+    )
+    .unwrap();
+    // The test command writes an lcov report: 1 of 4 lines covered.
+    std::fs::write(
+        dir.path().join("qa-loop.yml"),
+        "risk_level: high\nunit_tests:\n  commands: [\"python3 test_calc.py && printf 'SF:calc.py\\\\nDA:1,1\\\\nDA:2,0\\\\nDA:3,0\\\\nDA:4,0\\\\nend_of_record\\\\n' > cov.lcov\"]\n  coverage: [\"cov.lcov\"]\n  minimum_coverage: 80\n",
+    )
+    .unwrap();
+    let o = qa(
+        dir.path(),
+        &[
+            "run",
+            "--provider",
+            "replay",
+            "--replay-session",
+            "session.json",
+            "--max-iterations",
+            "1",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let result: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join(".qa-loop/qa-result.json")).unwrap(),
+    )
+    .unwrap();
+    let gates = &result["history"][0]["verification"]["gates"];
+    assert_eq!(gates[0]["status"], "passed", "the tests pass");
+    assert_eq!(gates[1]["name"], "coverage:unit_tests");
+    assert_eq!(gates[1]["status"], "failed", "{gates:#}");
+    assert!(
+        gates[1]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("25.0% (1/4)"),
+        "{gates:#}"
+    );
+    assert_eq!(result["history"][0]["reviewer_approved"], true);
+    assert_eq!(result["issues"][0]["type"], "coverage");
+}

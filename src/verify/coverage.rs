@@ -1,0 +1,438 @@
+//! Coverage ingestion: lcov, Cobertura XML, JaCoCo XML and Go cover profiles, detected from the
+//! content. Each parser is pure (text in, totals out); errors name the line.
+
+use std::collections::BTreeMap;
+
+use quick_xml::Reader;
+use quick_xml::events::{BytesStart, Event};
+
+/// A coverage report's format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Lcov,
+    Cobertura,
+    Jacoco,
+    GoProfile,
+}
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Lcov => "lcov",
+            Format::Cobertura => "Cobertura",
+            Format::Jacoco => "JaCoCo",
+            Format::GoProfile => "Go cover profile",
+        }
+    }
+}
+
+/// Covered and total lines (statements for Go profiles).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub covered: u64,
+    pub total: u64,
+}
+
+impl Counts {
+    /// Percentage, or `None` when nothing is measurable.
+    pub fn percent(&self) -> Option<f64> {
+        (self.total > 0).then(|| self.covered as f64 * 100.0 / self.total as f64)
+    }
+
+    fn add(&mut self, other: Counts) {
+        self.covered += other.covered;
+        self.total += other.total;
+    }
+}
+
+/// One parsed report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Coverage {
+    pub format: Format,
+    pub overall: Counts,
+    /// Per source file.
+    pub files: BTreeMap<String, Counts>,
+}
+
+/// Detects the format and parses.
+pub fn parse(text: &str) -> Result<Coverage, String> {
+    let head = text.trim_start_matches('\u{feff}').trim_start();
+    if head.starts_with("mode:") {
+        return parse_go(text);
+    }
+    if head.starts_with('<') {
+        // Cobertura's root is <coverage>, JaCoCo's is <report>.
+        let root = first_element(text)?;
+        return match root.as_str() {
+            "coverage" => parse_cobertura(text),
+            "report" => parse_jacoco(text),
+            other => Err(format!(
+                "unknown XML coverage format (root element <{other}>)"
+            )),
+        };
+    }
+    if text.lines().any(|l| l.starts_with("SF:")) {
+        return parse_lcov(text);
+    }
+    Err("unrecognised coverage format: expected lcov, Cobertura XML, JaCoCo XML or a Go cover profile".into())
+}
+
+fn totals(files: &BTreeMap<String, Counts>) -> Counts {
+    let mut c = Counts::default();
+    for f in files.values() {
+        c.add(*f);
+    }
+    c
+}
+
+/// lcov: `SF:` … `DA:line,hits` … `LF:`/`LH:` … `end_of_record`.
+pub fn parse_lcov(text: &str) -> Result<Coverage, String> {
+    let mut files: BTreeMap<String, Counts> = BTreeMap::new();
+    // The open record: source file, DA lines (covered?), LF, LH.
+    type Record = (String, BTreeMap<u64, bool>, Option<u64>, Option<u64>);
+    let mut current: Option<Record> = None;
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        let at = |msg: &str| format!("line {}: {msg}", n + 1);
+        if let Some(path) = line.strip_prefix("SF:") {
+            current = Some((path.to_string(), BTreeMap::new(), None, None));
+        } else if let Some(rest) = line.strip_prefix("DA:") {
+            let cur = current.as_mut().ok_or_else(|| at("DA before SF"))?;
+            let mut parts = rest.split(',');
+            let ln: u64 = parts
+                .next()
+                .and_then(|s| s.trim().parse().ok())
+                .ok_or_else(|| at("bad DA line number"))?;
+            let hits: i64 = parts
+                .next()
+                .and_then(|s| s.trim().parse().ok())
+                .ok_or_else(|| at("bad DA hit count"))?;
+            let e = cur.1.entry(ln).or_insert(false);
+            *e |= hits > 0;
+        } else if let Some(v) = line.strip_prefix("LF:") {
+            let cur = current.as_mut().ok_or_else(|| at("LF before SF"))?;
+            cur.2 = Some(v.trim().parse().map_err(|_| at("bad LF"))?);
+        } else if let Some(v) = line.strip_prefix("LH:") {
+            let cur = current.as_mut().ok_or_else(|| at("LH before SF"))?;
+            cur.3 = Some(v.trim().parse().map_err(|_| at("bad LH"))?);
+        } else if line == "end_of_record" {
+            let (path, lines, lf, lh) = current
+                .take()
+                .ok_or_else(|| at("end_of_record without SF"))?;
+            // DA lines are the ground truth; LF/LH only when there are none.
+            let counts = if lines.is_empty() {
+                Counts {
+                    covered: lh.unwrap_or(0),
+                    total: lf.unwrap_or(0),
+                }
+            } else {
+                Counts {
+                    covered: lines.values().filter(|c| **c).count() as u64,
+                    total: lines.len() as u64,
+                }
+            };
+            files.entry(path).or_default().add(counts);
+        }
+    }
+    if current.is_some() {
+        return Err("the last record has no end_of_record".into());
+    }
+    Ok(Coverage {
+        format: Format::Lcov,
+        overall: totals(&files),
+        files,
+    })
+}
+
+/// Go: `mode: set`, then `file:l1.c1,l2.c2 statements count`; statement coverage, merged blocks
+/// counted once.
+pub fn parse_go(text: &str) -> Result<Coverage, String> {
+    let mut blocks: BTreeMap<(String, String), (u64, bool)> = BTreeMap::new();
+    for (n, raw) in text.lines().enumerate().skip(1) {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with("mode:") {
+            continue;
+        }
+        let at = |msg: &str| format!("line {}: {msg}", n + 1);
+        let (file, rest) = line
+            .rsplit_once(':')
+            .ok_or_else(|| at("expected file:range statements count"))?;
+        let mut parts = rest.split_whitespace();
+        let range = parts.next().ok_or_else(|| at("missing range"))?;
+        let stmts: u64 = parts
+            .next()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| at("bad statement count"))?;
+        let count: u64 = parts
+            .next()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| at("bad hit count"))?;
+        let e = blocks
+            .entry((file.to_string(), range.to_string()))
+            .or_insert((stmts, false));
+        e.1 |= count > 0;
+    }
+    let mut files: BTreeMap<String, Counts> = BTreeMap::new();
+    for ((file, _), (stmts, hit)) in blocks {
+        files.entry(file).or_default().add(Counts {
+            covered: if hit { stmts } else { 0 },
+            total: stmts,
+        });
+    }
+    Ok(Coverage {
+        format: Format::GoProfile,
+        overall: totals(&files),
+        files,
+    })
+}
+
+fn first_element(text: &str) -> Result<String, String> {
+    let mut reader = Reader::from_str(text);
+    loop {
+        match reader.read_event() {
+            Ok(Event::Start(e)) | Ok(Event::Empty(e)) => {
+                return Ok(e.local_name().as_ref().to_string());
+            }
+            Ok(Event::Eof) => return Err("empty XML document".into()),
+            Err(e) => return Err(xml_error(text, reader.error_position() as usize, &e)),
+            _ => {}
+        }
+    }
+}
+
+fn xml_error(text: &str, pos: usize, e: &dyn std::fmt::Display) -> String {
+    let line = text.as_bytes()[..pos.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1;
+    format!("line {line}: invalid XML: {e}")
+}
+
+fn attr(e: &BytesStart<'_>, name: &str) -> Option<String> {
+    e.attributes()
+        .flatten()
+        .find(|a| a.key.local_name().as_ref() == name)
+        .and_then(|a| {
+            a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                .ok()
+                .map(|v| v.into_owned())
+        })
+}
+
+/// Cobertura: `<class filename>` … `<line number hits>`; a line counted once per file.
+pub fn parse_cobertura(text: &str) -> Result<Coverage, String> {
+    let mut reader = Reader::from_str(text);
+    let mut per_file: BTreeMap<String, BTreeMap<u64, bool>> = BTreeMap::new();
+    let mut current: Option<String> = None;
+    // Lines inside <methods> repeat the class's lines; they are skipped.
+    let mut in_methods = 0u32;
+    loop {
+        let ev = reader
+            .read_event()
+            .map_err(|e| xml_error(text, reader.error_position() as usize, &e))?;
+        match ev {
+            Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == "class" => {
+                current = attr(&e, "filename");
+            }
+            Event::Start(e) if e.local_name().as_ref() == "methods" => in_methods += 1,
+            Event::End(e) if e.local_name().as_ref() == "methods" => {
+                in_methods = in_methods.saturating_sub(1)
+            }
+            Event::Start(e) | Event::Empty(e)
+                if e.local_name().as_ref() == "line" && in_methods == 0 =>
+            {
+                let (Some(file), Some(num), Some(hits)) =
+                    (current.clone(), attr(&e, "number"), attr(&e, "hits"))
+                else {
+                    continue;
+                };
+                let num: u64 = num
+                    .parse()
+                    .map_err(|_| format!("<line number=\"{num}\"> is not a number"))?;
+                let hits: f64 = hits
+                    .parse()
+                    .map_err(|_| format!("<line hits=\"{hits}\"> is not a number"))?;
+                *per_file
+                    .entry(file)
+                    .or_default()
+                    .entry(num)
+                    .or_insert(false) |= hits > 0.0;
+            }
+            Event::End(e) if e.local_name().as_ref() == "class" => current = None,
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    let files: BTreeMap<String, Counts> = per_file
+        .into_iter()
+        .map(|(f, lines)| {
+            (
+                f,
+                Counts {
+                    covered: lines.values().filter(|c| **c).count() as u64,
+                    total: lines.len() as u64,
+                },
+            )
+        })
+        .collect();
+    Ok(Coverage {
+        format: Format::Cobertura,
+        overall: totals(&files),
+        files,
+    })
+}
+
+/// JaCoCo: `<counter type="LINE" missed covered>` of each `<sourcefile>` (per file) and of the
+/// `<report>` itself (overall, when present).
+pub fn parse_jacoco(text: &str) -> Result<Coverage, String> {
+    let mut reader = Reader::from_str(text);
+    let mut files: BTreeMap<String, Counts> = BTreeMap::new();
+    let mut stack: Vec<String> = Vec::new();
+    let mut package = String::new();
+    let mut sourcefile: Option<String> = None;
+    let mut report_total: Option<Counts> = None;
+    loop {
+        let ev = reader
+            .read_event()
+            .map_err(|e| xml_error(text, reader.error_position() as usize, &e))?;
+        match ev {
+            Event::Start(e) => {
+                let name = e.local_name().as_ref().to_string();
+                match name.as_str() {
+                    "package" => package = attr(&e, "name").unwrap_or_default(),
+                    "sourcefile" => sourcefile = attr(&e, "name"),
+                    _ => {}
+                }
+                stack.push(name);
+            }
+            Event::Empty(e)
+                if e.local_name().as_ref() == "counter"
+                    && attr(&e, "type").as_deref() == Some("LINE") =>
+            {
+                let num = |k: &str| -> Result<u64, String> {
+                    attr(&e, k)
+                        .and_then(|v| v.parse().ok())
+                        .ok_or(format!("<counter type=\"LINE\"> has a bad `{k}`"))
+                };
+                let counts = Counts {
+                    covered: num("covered")?,
+                    total: num("covered")? + num("missed")?,
+                };
+                match stack.last().map(String::as_str) {
+                    Some("sourcefile") => {
+                        let name = sourcefile.clone().unwrap_or_default();
+                        let path = if package.is_empty() {
+                            name
+                        } else {
+                            format!("{package}/{name}")
+                        };
+                        files.entry(path).or_default().add(counts);
+                    }
+                    Some("report") => report_total = Some(counts),
+                    _ => {}
+                }
+            }
+            Event::End(_) => {
+                let closed = stack.pop();
+                sourcefile = sourcefile.filter(|_| closed.as_deref() != Some("sourcefile"));
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    let overall = report_total.unwrap_or_else(|| totals(&files));
+    Ok(Coverage {
+        format: Format::Jacoco,
+        overall,
+        files,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pct(c: &Coverage) -> f64 {
+        (c.overall.percent().unwrap() * 100.0).round() / 100.0
+    }
+
+    #[test]
+    fn lcov_counts_da_lines_once_per_file() {
+        let text = "TN:\nSF:src/a.js\nDA:1,1\nDA:2,0\nDA:3,5\nLF:3\nLH:2\nend_of_record\nSF:src/b.js\nDA:1,0\nend_of_record\n";
+        let c = parse(text).unwrap();
+        assert_eq!(c.format, Format::Lcov);
+        assert_eq!(
+            c.overall,
+            Counts {
+                covered: 2,
+                total: 4
+            }
+        );
+        assert_eq!(
+            c.files["src/a.js"],
+            Counts {
+                covered: 2,
+                total: 3
+            }
+        );
+        assert!(
+            parse("SF:x\nDA:oops\nend_of_record\n")
+                .unwrap_err()
+                .starts_with("line 2")
+        );
+    }
+
+    #[test]
+    fn go_profile_is_statement_coverage_with_merged_blocks() {
+        let text = "mode: set\nexample.com/m/a.go:3.14,5.2 2 1\nexample.com/m/a.go:7.1,9.2 3 0\nexample.com/m/a.go:7.1,9.2 3 1\nexample.com/m/b.go:1.1,2.2 5 0\n";
+        let c = parse(text).unwrap();
+        assert_eq!(c.format, Format::GoProfile);
+        assert_eq!(
+            c.overall,
+            Counts {
+                covered: 5,
+                total: 10
+            }
+        );
+        assert_eq!(pct(&c), 50.0);
+    }
+
+    #[test]
+    fn jacoco_uses_the_report_counter_and_names_files_by_package() {
+        let text = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><!DOCTYPE report PUBLIC "-//JACOCO//DTD Report 1.1//EN" "report.dtd"><report name="demo"><sessioninfo id="s" start="1" dump="2"/><package name="com/acme"><class name="com/acme/A" sourcefilename="A.java"><method name="f" desc="()V" line="3"><counter type="LINE" missed="1" covered="2"/></method><counter type="LINE" missed="1" covered="2"/></class><sourcefile name="A.java"><line nr="3" mi="0" ci="2" mb="0" cb="0"/><counter type="INSTRUCTION" missed="3" covered="7"/><counter type="LINE" missed="1" covered="2"/></sourcefile><counter type="LINE" missed="1" covered="2"/></package><counter type="INSTRUCTION" missed="3" covered="7"/><counter type="LINE" missed="1" covered="3"/></report>"#;
+        let c = parse(text).unwrap();
+        assert_eq!(c.format, Format::Jacoco);
+        assert_eq!(
+            c.overall,
+            Counts {
+                covered: 3,
+                total: 4
+            }
+        );
+        assert_eq!(
+            c.files["com/acme/A.java"],
+            Counts {
+                covered: 2,
+                total: 3
+            }
+        );
+    }
+
+    #[test]
+    fn cobertura_skips_method_lines_and_detects_format() {
+        let text = r#"<?xml version="1.0" ?><coverage version="7.6" line-rate="0.5"><packages><package name="p"><classes><class name="a.py" filename="p/a.py"><methods><method name="f"><lines><line number="1" hits="1"/></lines></method></methods><lines><line number="1" hits="1"/><line number="2" hits="0"/></lines></class></classes></package></packages></coverage>"#;
+        let c = parse(text).unwrap();
+        assert_eq!(c.format, Format::Cobertura);
+        assert_eq!(
+            c.overall,
+            Counts {
+                covered: 1,
+                total: 2
+            }
+        );
+        assert!(parse("<coverage><line").is_err());
+        assert!(parse("<html/>").unwrap_err().contains("<html>"));
+        assert!(parse("hello").is_err());
+    }
+}
