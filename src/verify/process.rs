@@ -242,6 +242,41 @@ mod tests {
     }
 
     #[test]
+    fn a_grandchild_ignoring_sigterm_is_reaped_and_the_reader_does_not_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("grandchild.pid");
+        rt().block_on(async {
+            let started = Instant::now();
+            // The grandchild ignores SIGTERM and keeps the output pipe open.
+            let cmd = format!(
+                "sh -c 'trap \"\" TERM; echo $$ > {}; sleep 60' & sleep 60",
+                pidfile.display()
+            );
+            let r = run_shell(&cmd, dir.path(), Duration::from_millis(500), 100, 100).await;
+            assert!(
+                matches!(r.outcome, CommandOutcome::TimedOut { .. }),
+                "{:?}",
+                r.outcome
+            );
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "hung for {:?}",
+                started.elapsed()
+            );
+        });
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // Gone (or a zombie about to be reaped by init): signal 0 fails, or /proc shows state Z.
+        let alive = nix::sys::signal::kill(Pid::from_raw(pid), None).is_ok()
+            && std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| !s.contains(") Z "));
+        assert!(!alive, "grandchild {pid} survived the timeout");
+    }
+
+    #[test]
     fn output_is_bounded_head_and_tail() {
         let mut ht = HeadTail::new(4, 4);
         ht.push(b"abcdefghij");
