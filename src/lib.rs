@@ -17,3 +17,16 @@ pub mod report;
 pub mod tools;
 pub mod vcs;
 pub mod verify;
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    //! Helpers shared by unit tests.
+
+    /// A current-thread runtime with timers and process support.
+    pub fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+}

@@ -38,14 +38,6 @@ pub async fn diff(root: &Path, base: &str) -> Result<String, String> {
     Ok(out)
 }
 
-/// The files the diff touches (for the reviewer's disclosure of what it was not shown).
-pub async fn changed_files(root: &Path, base: &str) -> Vec<String> {
-    git(root, &["diff", "--name-only", base, "--"])
-        .await
-        .map(|s| s.lines().map(str::to_string).collect())
-        .unwrap_or_default()
-}
-
 /// The default diff base: the PR base branch in Actions, else `HEAD` (uncommitted work).
 pub fn default_base() -> String {
     match std::env::var("GITHUB_BASE_REF") {

@@ -28,6 +28,12 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// The `qa-result.json` a run wrote in `dir`.
+fn qa_result(dir: &Path) -> Value {
+    let text = std::fs::read_to_string(dir.join(".qa-loop/qa-result.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
 fn git(dir: &Path, args: &[&str]) {
     let ok = std::process::Command::new("git")
         .args([
@@ -243,10 +249,7 @@ fn demo_runs_the_real_loop_and_ends_approved() {
         code.contains(r#"re.sub(r"[^a-z0-9]+", "-", text).strip("-")"#),
         "the fixer's edit is on disk:\n{code}"
     );
-    let result: Value = serde_json::from_str(
-        &std::fs::read_to_string(project.join(".qa-loop/qa-result.json")).unwrap(),
-    )
-    .unwrap();
+    let result: Value = qa_result(&project);
     assert_eq!(result["verdict"], "approved");
     assert_eq!(result["iterations"], 2);
     assert_eq!(result["history"][0]["status"], "rejected");
@@ -453,10 +456,7 @@ fn exit_codes_from_replayed_sessions() {
             c.comment,
             stderr(&o)
         );
-        let result: Value = serde_json::from_str(
-            &std::fs::read_to_string(dir.path().join(".qa-loop/qa-result.json")).unwrap(),
-        )
-        .unwrap();
+        let result: Value = qa_result(dir.path());
         assert_eq!(result["verdict"], c.want_verdict, "{}", c.comment);
         if c.want == 3 {
             assert!(
@@ -517,10 +517,7 @@ fn a_coverage_minimum_overrules_an_approval() {
         ],
     );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let result: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join(".qa-loop/qa-result.json")).unwrap(),
-    )
-    .unwrap();
+    let result: Value = qa_result(dir.path());
     let gates = &result["history"][0]["verification"]["gates"];
     assert_eq!(gates[0]["status"], "passed", "the tests pass");
     assert_eq!(gates[1]["name"], "coverage:unit_tests");

@@ -1,7 +1,7 @@
 //! `qa-loop run`: wires the engine to the real verifier, agents and report files.
 
 use std::cell::RefCell;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::agents::prompts::Prompt;
@@ -166,7 +166,6 @@ struct FileReporter<'a> {
     reviewer_omitted: &'a RefCell<Vec<String>>,
     fixes: Vec<(u32, String)>,
     replayed: bool,
-    min_score: u8,
     report_path: Option<PathBuf>,
     write_error: Option<String>,
 }
@@ -187,7 +186,6 @@ impl FileReporter<'_> {
             fixes: &self.fixes,
             omitted_files: &omitted,
             replayed: self.replayed,
-            min_score: self.min_score,
         };
         // The plan is updated once, at the end, so a run appends its iterations exactly once.
         let plan = if final_write {
@@ -290,7 +288,6 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
         reviewer_omitted: &omitted,
         fixes: Vec::new(),
         replayed,
-        min_score: settings.min_score,
         report_path: None,
         write_error: None,
     };
@@ -331,12 +328,4 @@ pub fn policy(settings: &Settings) -> Policy {
         min_score: settings.min_score,
         review_only: settings.mode == crate::config::Mode::Review,
     }
-}
-
-/// `path` relative to `base` for display, when it is inside it.
-pub fn display_path(path: &Path, base: &Path) -> String {
-    path.strip_prefix(base)
-        .unwrap_or(path)
-        .display()
-        .to_string()
 }

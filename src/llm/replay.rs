@@ -54,11 +54,6 @@ impl ReplayProvider {
         Self::parse(path, &text)
     }
 
-    /// How many calls were answered.
-    pub fn used(&self) -> usize {
-        *self.next.lock().expect("replay lock")
-    }
-
     fn answer(&self, request: &Request) -> Result<Response, ProviderError> {
         let mut next = self.next.lock().expect("replay lock");
         let index = *next;

@@ -31,7 +31,6 @@ pub struct RunReport<'a> {
     pub omitted_files: &'a [String],
     /// The model's answers came from a replay session.
     pub replayed: bool,
-    pub min_score: u8,
 }
 
 impl RunReport<'_> {

@@ -517,12 +517,7 @@ mod tests {
         }
     }
 
-    fn rt() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-    }
+    use crate::test_support::rt;
 
     #[test]
     fn tools_work_and_errors_are_results() {

@@ -195,12 +195,7 @@ async fn pump<R: AsyncRead + Unpin>(reader: Option<R>, tx: tokio::sync::mpsc::Se
 mod tests {
     use super::*;
 
-    fn rt() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-    }
+    use crate::test_support::rt;
 
     #[test]
     fn outcomes_are_enums_not_bools() {
