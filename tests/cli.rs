@@ -532,3 +532,65 @@ fn a_coverage_minimum_overrules_an_approval() {
     assert_eq!(result["history"][0]["reviewer_approved"], true);
     assert_eq!(result["issues"][0]["type"], "coverage");
 }
+
+#[test]
+fn sigterm_stops_running_commands_and_still_writes_the_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), json!({"calls": [verdict("approved", 95, "")]}));
+    std::fs::write(
+        dir.path().join("qa-loop.yml"),
+        "unit_tests:\n  commands: [\"sleep 60 & echo $! > bg.pid; wait\"]\n",
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("qa-loop"))
+        .current_dir(dir.path())
+        .env_remove("QA_LOOP_PROVIDER")
+        .args([
+            "run",
+            "--provider",
+            "replay",
+            "--replay-session",
+            "session.json",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pidfile = dir.path().join("bg.pid");
+    let waited = std::time::Instant::now();
+    while !pidfile.exists() || std::fs::read_to_string(&pidfile).unwrap().trim().is_empty() {
+        assert!(
+            waited.elapsed().as_secs() < 30,
+            "the test command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let me = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(me, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            waited.elapsed().as_secs() < 40,
+            "qa-loop did not stop on SIGTERM"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(4), "{err}");
+    assert!(err.contains("SIGTERM"), "{err}");
+    let result = qa_result(dir.path());
+    assert_eq!(result["verdict"], "error");
+    let report = std::fs::read_to_string(dir.path().join(".qa-loop/qa_report.md")).unwrap();
+    assert!(report.contains("Stopped by SIGTERM"), "{report}");
+    let bg: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let alive = nix::sys::signal::kill(nix::unistd::Pid::from_raw(bg), None).is_ok()
+        && std::fs::read_to_string(format!("/proc/{bg}/stat")).is_ok_and(|s| !s.contains(") Z "));
+    assert!(!alive, "the test command's background child {bg} survived");
+}

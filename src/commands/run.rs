@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use crate::agents::prompts::Prompt;
 use crate::agents::{Agent, AgentEnd, Meter, tasks};
+use crate::cancel::Cancel;
 use crate::config::{Inputs, ProviderKind, Settings, Strategy};
 use crate::engine::driver::{self, Budget, Fixer, Reporter, Reviewer, Verifier};
 use crate::engine::state::{Engine, Outcome, Policy};
@@ -15,6 +16,7 @@ use crate::llm::{AgentRole, Provider};
 use crate::model::{Issue, Verdict, VerificationReport};
 use crate::report::{RunReport, files};
 use crate::tools::{Confinement, ToolBox, ToolSet};
+use crate::verify::process::Launcher;
 
 /// Step limits of one agent turn.
 const REVIEWER_MAX_STEPS: usize = 30;
@@ -260,9 +262,14 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
         settings.max_cost_usd,
         settings.run_timeout.map(|t| Instant::now() + t),
     ));
+    let cancel = Cancel::new();
+    if let Err(e) = cancel.on_signals() {
+        tracing::warn!("cannot watch SIGINT/SIGTERM: {e}");
+    }
+    let launcher = Launcher::new(&settings.env_policy(), cancel.clone());
     let shared = Shared {
         provider: provider.as_ref(),
-        tools: ToolBox::new(confinement, crate::vcs::default_base()),
+        tools: ToolBox::new(confinement, crate::vcs::default_base(), launcher.clone()),
         meter: &meter,
         root: root.clone(),
     };
@@ -291,7 +298,10 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
         report_path: None,
         write_error: None,
     };
-    let mut verifier = RepoVerifier(crate::verify::Verifier::new(strategy.clone(), root.clone()));
+    let mut verifier = RepoVerifier(
+        crate::verify::Verifier::new(strategy.clone(), root.clone(), launcher)
+            .with_logs(settings.out_dir.join(files::LOGS_DIR)),
+    );
     let mut engine = Engine::new(policy(settings));
     let outcome = driver::drive(
         &mut engine,
@@ -300,6 +310,7 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
         &mut fixer,
         &mut reporter,
         &meter,
+        &cancel,
     )
     .await;
     if let Some(e) = reporter.write_error {

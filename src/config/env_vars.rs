@@ -33,14 +33,162 @@ pub fn is_secret(name: &str) -> bool {
                 .any(|w| upper.contains(w)))
 }
 
-/// The current environment minus secrets, for child processes.
+/// The current environment minus the built-in secrets (for git and other internal commands).
 pub fn scrubbed_env() -> Vec<(String, String)> {
     std::env::vars().filter(|(k, _)| !is_secret(k)).collect()
 }
 
+/// The LLM key variables: their values are removed from a child's environment under any name.
+const LLM_KEYS: [&str; 3] = [QA_LOOP_API_KEY, ANTHROPIC_API_KEY, OPENAI_API_KEY];
+
+/// Which variables reach test commands and agent tools.
+///
+/// The job's environment minus the built-in secrets ([`is_secret`]) and the user's `secret_env`
+/// patterns; `env_passthrough` patterns bring built-in secrets back (a test that needs
+/// `GITHUB_TOKEN`). The model's API key never reaches a child, under any name: variables whose
+/// value equals it are dropped whatever the lists say.
+#[derive(Clone, Default)]
+pub struct EnvPolicy {
+    /// Patterns (`*` wildcard, case-insensitive) of variables kept although secret by default.
+    pub passthrough: Vec<String>,
+    /// Patterns of further variables to remove.
+    pub secret: Vec<String>,
+    /// Values that never reach a child (the API key in use).
+    secret_values: Vec<String>,
+}
+
+impl std::fmt::Debug for EnvPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnvPolicy")
+            .field("passthrough", &self.passthrough)
+            .field("secret", &self.secret)
+            .field(
+                "secret_values",
+                &format_args!("[{} hidden]", self.secret_values.len()),
+            )
+            .finish()
+    }
+}
+
+impl EnvPolicy {
+    pub fn new(passthrough: Vec<String>, secret: Vec<String>) -> Self {
+        EnvPolicy {
+            passthrough,
+            secret,
+            secret_values: Vec::new(),
+        }
+    }
+
+    /// Adds a value that must never reach a child (ignored when too short to be a credential).
+    pub fn hide_value(&mut self, value: &str) {
+        if value.len() >= 8 && !self.secret_values.iter().any(|v| v == value) {
+            self.secret_values.push(value.to_string());
+        }
+    }
+
+    /// Hides the values of the LLM key variables found in `vars`.
+    pub fn hide_llm_keys<'a>(&mut self, vars: impl IntoIterator<Item = (&'a str, &'a str)>) {
+        for (k, v) in vars {
+            if LLM_KEYS.iter().any(|n| k.eq_ignore_ascii_case(n)) {
+                self.hide_value(v);
+            }
+        }
+    }
+
+    /// Whether `name=value` may reach a child.
+    pub fn keeps(&self, name: &str, value: &str) -> bool {
+        if self.secret_values.iter().any(|s| s == value) {
+            return false;
+        }
+        if self.secret.iter().any(|p| wildcard(p, name)) {
+            return false;
+        }
+        !is_secret(name) || self.passthrough.iter().any(|p| wildcard(p, name))
+    }
+
+    /// The environment a child gets, from `vars` (normally the job's environment).
+    pub fn apply(&self, vars: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
+        vars.into_iter().filter(|(k, v)| self.keeps(k, v)).collect()
+    }
+}
+
+/// `*`-wildcard match, ASCII case-insensitive.
+pub fn wildcard(pattern: &str, name: &str) -> bool {
+    let p = pattern.to_ascii_uppercase();
+    let n = name.to_ascii_uppercase();
+    let parts: Vec<&str> = p.split('*').collect();
+    if parts.len() == 1 {
+        return p == n;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !n.starts_with(first) || n.len() < first.len() + last.len() || !n.ends_with(last) {
+        return false;
+    }
+    let mut rest = &n[first.len()..n.len() - last.len()];
+    for mid in &parts[1..parts.len() - 1] {
+        match rest.find(mid) {
+            Some(i) => rest = &rest[i + mid.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
-    use super::is_secret;
+    use super::{EnvPolicy, is_secret, wildcard};
+
+    #[test]
+    fn wildcards_match_case_insensitively() {
+        for (p, n, want) in [
+            ("AWS_*", "AWS_SECRET_ACCESS_KEY", true),
+            ("aws_*", "AWS_REGION", true),
+            ("*_TOKEN", "NPM_TOKEN", true),
+            ("*_TOKEN", "TOKENS", false),
+            ("A*B*C", "AxxBxxC", true),
+            ("A*B*C", "AxxCxxB", false),
+            ("AB*BA", "ABA", false),
+            ("PATH", "PATH", true),
+            ("PATH", "PATHS", false),
+            ("*", "ANY", true),
+        ] {
+            assert_eq!(wildcard(p, n), want, "{p} vs {n}");
+        }
+    }
+
+    #[test]
+    fn the_policy_drops_secrets_keeps_passthrough_and_never_the_api_key() {
+        let key = "sk-ant-canary-0123456789";
+        let vars = [
+            ("PATH", "/usr/bin"),
+            ("GITHUB_TOKEN", "ghs_canary_token_1"),
+            ("GH_TOKEN", "ghs_canary_token_2"),
+            ("ANTHROPIC_API_KEY", key),
+            ("MY_ALIAS", key),
+            ("AWS_SECRET_ACCESS_KEY", "aws-canary-secret"),
+            ("AWS_REGION", "eu-west-1"),
+            ("NPM_TOKEN", "npm_canary_value"),
+            ("INPUT_PUSH-TOKEN", "ghp_canary_push"),
+            ("SHORT", "abc"),
+        ];
+        let mut policy = EnvPolicy::new(
+            vec!["GITHUB_TOKEN".into(), "ANTHROPIC_API_KEY".into()],
+            vec!["AWS_SECRET_*".into()],
+        );
+        policy.hide_llm_keys(vars.iter().copied());
+        policy.hide_value("abc"); // too short to hide by value
+        let kept: Vec<String> = policy
+            .apply(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(
+            kept,
+            ["PATH", "GITHUB_TOKEN", "AWS_REGION", "NPM_TOKEN", "SHORT"],
+            "passthrough brings GITHUB_TOKEN back but never the API key (by name or by value)"
+        );
+        assert!(!format!("{policy:?}").contains("canary"));
+    }
 
     #[test]
     fn secrets_are_recognised_and_ordinary_variables_are_not() {

@@ -343,6 +343,15 @@ pub struct ConfigFile {
     /// Replay session file for `provider: replay`.
     #[serde(default)]
     pub replay_session: Option<String>,
+    /// Variables kept in test commands' environment although secret by default (e.g.
+    /// `GITHUB_TOKEN` for a test that calls the API). `*` is a wildcard. The model's API key is
+    /// never passed on.
+    #[serde(default)]
+    pub env_passthrough: Option<Vec<String>>,
+    /// Further variables removed from test commands' and tools' environment (e.g. `AWS_*`,
+    /// `*_PASSWORD`). `*` is a wildcard; matching ignores case.
+    #[serde(default)]
+    pub secret_env: Option<Vec<String>>,
 }
 
 impl ConfigFile {

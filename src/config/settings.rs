@@ -177,6 +177,10 @@ pub struct Settings {
     pub allow_workflow_edits: bool,
     pub no_github: bool,
     pub verbosity: Verbosity,
+    /// `env_passthrough` patterns.
+    pub env_passthrough: Vec<String>,
+    /// `secret_env` patterns.
+    pub secret_env: Vec<String>,
 }
 
 /// The defaults of SPEC §2.
@@ -190,6 +194,19 @@ pub mod defaults {
 }
 
 impl Settings {
+    /// What child processes (test commands, `run_command`) may see of the environment: never the
+    /// API key in use nor the LLM key variables' values, under any name.
+    pub fn env_policy(&self) -> env_vars::EnvPolicy {
+        let mut policy =
+            env_vars::EnvPolicy::new(self.env_passthrough.clone(), self.secret_env.clone());
+        if let Some(key) = &self.api_key {
+            policy.hide_value(key.expose());
+        }
+        let vars: Vec<(String, String)> = std::env::vars().collect();
+        policy.hide_llm_keys(vars.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        policy
+    }
+
     /// Merges the flag layer (CLI > env, already merged by clap) over the config file over the
     /// defaults. `env_key` looks up the provider key variables (injected for tests).
     pub fn resolve(
@@ -268,6 +285,8 @@ impl Settings {
                 .clone()
                 .or_else(|| file.replay_session.as_ref().map(rel)),
             allow_workflow_edits: file.allow_workflow_edits.unwrap_or(false),
+            env_passthrough: file.env_passthrough.clone().unwrap_or_default(),
+            secret_env: file.secret_env.clone().unwrap_or_default(),
             no_github: flags.no_github,
             verbosity: if flags.quiet {
                 Verbosity::Quiet

@@ -2,6 +2,7 @@
 //! I/O lives behind the traits; the driver itself only sequences.
 
 use super::state::{Effect, Engine, Event, Outcome};
+use crate::cancel::Cancel;
 use crate::model::{Issue, Verdict, VerificationReport};
 
 /// Runs the verification strategy.
@@ -42,7 +43,8 @@ pub fn now() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
-/// Runs the loop to its end.
+/// Runs the loop to its end. On cancellation, the step under way is abandoned (a verification
+/// pass stops its commands itself) and the loop finishes with what was recorded.
 pub async fn drive(
     engine: &mut Engine,
     verifier: &mut impl Verifier,
@@ -50,21 +52,37 @@ pub async fn drive(
     fixer: &mut impl Fixer,
     reporter: &mut impl Reporter,
     budget: &impl Budget,
+    cancel: &Cancel,
 ) -> Outcome {
     let mut queue: std::collections::VecDeque<Effect> = engine.step(Event::Started).into();
     while let Some(effect) = queue.pop_front() {
         let event = match effect {
-            Effect::Verify => Event::Verified(verifier.verify().await),
+            Effect::Verify | Effect::Review { .. } | Effect::Fix { .. }
+                if cancel.reason().is_some() =>
+            {
+                Event::Cancelled(cancel.reason().unwrap_or_default())
+            }
+            Effect::Verify => {
+                let report = verifier.verify().await;
+                match cancel.reason() {
+                    // A pass cut short measures nothing.
+                    Some(reason) => Event::Cancelled(reason),
+                    None => Event::Verified(report),
+                }
+            }
             Effect::Review { iteration } => match budget.exhausted() {
                 Some(why) => Event::BudgetExhausted(why),
-                None => Event::Reviewed {
-                    result: reviewer.review(iteration, engine).await,
-                    at: now(),
+                None => tokio::select! {
+                    result = reviewer.review(iteration, engine) => Event::Reviewed { result, at: now() },
+                    reason = cancel.cancelled() => Event::Cancelled(reason),
                 },
             },
             Effect::Fix { iteration, issues } => match budget.exhausted() {
                 Some(why) => Event::BudgetExhausted(why),
-                None => Event::Fixed(fixer.fix(iteration, &issues).await),
+                None => tokio::select! {
+                    result = fixer.fix(iteration, &issues) => Event::Fixed(result),
+                    reason = cancel.cancelled() => Event::Cancelled(reason),
+                },
             },
             Effect::Checkpoint { .. } => {
                 reporter.checkpoint(engine);

@@ -71,8 +71,17 @@ pub struct IterationRecord {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum ErrorStop {
-    ConsecutiveErrors { count: u32, last: String },
-    Budget { what: String },
+    ConsecutiveErrors {
+        count: u32,
+        last: String,
+    },
+    Budget {
+        what: String,
+    },
+    /// qa-loop was asked to stop (SIGINT/SIGTERM).
+    Cancelled {
+        reason: String,
+    },
 }
 
 /// Why a run was escalated to a human.
@@ -166,6 +175,8 @@ pub enum Event {
     Fixed(Result<String, String>),
     /// Tokens, cost or time ran out (checked by the driver before each call).
     BudgetExhausted(String),
+    /// qa-loop received SIGINT/SIGTERM: stop now, keeping what was recorded.
+    Cancelled(String),
 }
 
 /// What the driver must do next.
@@ -307,6 +318,13 @@ impl Engine {
                     issues: self.pending_fix.clone(),
                 };
                 self.on_error(error, retry)
+            }
+            Event::Cancelled(reason) => {
+                let best = self.best().map(|r| r.iteration);
+                self.finish(Outcome::Errors {
+                    stop: ErrorStop::Cancelled { reason },
+                    best_iteration: best,
+                })
             }
             Event::BudgetExhausted(what) => {
                 let best = self.best().map(|r| r.iteration);

@@ -35,10 +35,22 @@ pub struct Gate {
 #[serde(rename_all = "snake_case", tag = "outcome")]
 pub enum CommandOutcome {
     Passed,
-    Failed { code: i32 },
-    TimedOut { seconds: u64 },
-    Signalled { signal: i32 },
-    CouldNotStart { error: String },
+    Failed {
+        code: i32,
+    },
+    TimedOut {
+        seconds: u64,
+    },
+    Signalled {
+        signal: i32,
+    },
+    CouldNotStart {
+        error: String,
+    },
+    /// qa-loop itself was asked to stop (SIGINT/SIGTERM).
+    Cancelled {
+        reason: String,
+    },
 }
 
 impl CommandOutcome {
@@ -54,6 +66,7 @@ impl CommandOutcome {
             CommandOutcome::TimedOut { seconds } => format!("timed out after {seconds}s"),
             CommandOutcome::Signalled { signal } => format!("killed by signal {signal}"),
             CommandOutcome::CouldNotStart { error } => format!("could not start: {error}"),
+            CommandOutcome::Cancelled { reason } => format!("stopped by {reason}"),
         }
     }
 }
@@ -68,6 +81,15 @@ pub struct CommandRun {
     pub duration_ms: u64,
     /// Head and tail of the combined output.
     pub excerpt: String,
+    /// Lines of the output that look like failures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failure_lines: Vec<String>,
+    /// Bytes of output written.
+    #[serde(default)]
+    pub output_bytes: u64,
+    /// The log file holding the whole output (relative to the repository when inside it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
 }
 
 /// The result of one verification pass.

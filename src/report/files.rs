@@ -12,6 +12,8 @@ pub const RESULT: &str = "qa-result.json";
 pub const FIX_REQUEST: &str = "QA_FIX_REQUEST.md";
 pub const ESCALATION: &str = "QA_HUMAN_ESCALATION.md";
 pub const MANUAL_TEST_PLAN: &str = "MANUAL_TEST_PLAN.md";
+/// Command logs, `logs/pass-<n>/<suite>-<k>.log`.
+pub const LOGS_DIR: &str = "logs";
 
 fn write(dir: &Path, name: &str, text: &str) -> std::io::Result<PathBuf> {
     let path = dir.join(name);

@@ -83,6 +83,9 @@ impl RunReport<'_> {
                 crate::engine::state::ErrorStop::Budget { what } => {
                     format!("Stopped: budget spent ({what}).")
                 }
+                crate::engine::state::ErrorStop::Cancelled { reason } => {
+                    format!("Stopped by {reason}: running commands were terminated.")
+                }
             },
         }
     }

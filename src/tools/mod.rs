@@ -70,6 +70,8 @@ pub struct ToolBox {
     pub confinement: Confinement,
     /// What `git_diff` compares the working tree with.
     pub diff_base: String,
+    /// Runs `run_command` (secret-free environment, cancellation).
+    pub launcher: process::Launcher,
 }
 
 #[derive(Deserialize)]
@@ -135,10 +137,15 @@ fn parse<T: for<'de> Deserialize<'de>>(
 }
 
 impl ToolBox {
-    pub fn new(confinement: Confinement, diff_base: impl Into<String>) -> Self {
+    pub fn new(
+        confinement: Confinement,
+        diff_base: impl Into<String>,
+        launcher: process::Launcher,
+    ) -> Self {
         ToolBox {
             confinement,
             diff_base: diff_base.into(),
+            launcher,
         }
     }
 
@@ -374,14 +381,17 @@ impl ToolBox {
             .timeout_seconds
             .unwrap_or(DEFAULT_COMMAND_TIMEOUT)
             .clamp(1, MAX_COMMAND_TIMEOUT);
-        let done = process::run_shell(
-            &a.command,
-            self.root(),
-            Duration::from_secs(secs),
-            RESULT_BUDGET / 3,
-            RESULT_BUDGET / 2,
-        )
-        .await;
+        let done = self
+            .launcher
+            .run(process::Job {
+                command: &a.command,
+                cwd: self.root(),
+                timeout: Duration::from_secs(secs),
+                head: RESULT_BUDGET / 3,
+                tail: RESULT_BUDGET / 2,
+                log: None,
+            })
+            .await;
         let content = format!("[{}]\n{}", done.outcome.describe(), done.output);
         ToolOutput {
             content,
@@ -523,7 +533,11 @@ mod tests {
     fn tools_work_and_errors_are_results() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.py"), "x = 1\ny = 2\nx = 1\n").unwrap();
-        let tb = ToolBox::new(Confinement::new(dir.path(), false, &[]).unwrap(), "HEAD");
+        let tb = ToolBox::new(
+            Confinement::new(dir.path(), false, &[]).unwrap(),
+            "HEAD",
+            process::Launcher::new(&Default::default(), Default::default()),
+        );
         rt().block_on(async {
             let r = tb
                 .execute(

@@ -1,37 +1,89 @@
-//! Verification: runs the strategy's suites and turns their results into gates.
+//! Verification: runs the strategy's suites (concurrently with `parallel: true`) and turns their
+//! results into gates.
 //!
-//! This is the minimal runner (sequential commands, exit codes as gates). JUnit and coverage
-//! ingestion and pattern checks build on it.
+//! Each command's whole output goes to a log file under `<out-dir>/logs/`; gates, the report and
+//! the reviewer get only the extracted failure lines and a head + tail excerpt.
 
+pub mod capture;
 pub mod coverage;
 pub mod process;
 
-use std::path::PathBuf;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
 
-use crate::config::{Strategy, Suite};
+use crate::config::{Strategy, Suite, SuiteKind};
 use crate::model::{CommandRun, Gate, GateStatus, IssueType, VerificationReport};
+use process::{Job, Launcher};
 
 /// Runs the verification strategy in a repository.
 #[derive(Debug, Clone)]
 pub struct Verifier {
     pub strategy: Strategy,
     pub root: PathBuf,
+    launcher: Launcher,
+    /// Where command logs go (`<out-dir>/logs`); none keeps output in memory only.
+    log_dir: Option<PathBuf>,
+    /// Verification passes run so far (log files are numbered by pass).
+    passes: u32,
+}
+
+/// What one suite produced.
+struct SuiteResult {
+    gates: Vec<Gate>,
+    runs: Vec<CommandRun>,
 }
 
 impl Verifier {
-    pub fn new(strategy: Strategy, root: PathBuf) -> Self {
-        Verifier { strategy, root }
+    pub fn new(strategy: Strategy, root: PathBuf, launcher: Launcher) -> Self {
+        Verifier {
+            strategy,
+            root,
+            launcher,
+            log_dir: None,
+            passes: 0,
+        }
     }
 
-    /// Runs every suite's commands in order and returns the gates.
-    pub async fn verify(&self) -> VerificationReport {
+    /// Streams every command's output to `dir/pass-<n>/<suite>-<k>.log`.
+    pub fn with_logs(mut self, dir: PathBuf) -> Self {
+        self.log_dir = Some(dir);
+        self
+    }
+
+    /// Runs every suite and returns the gates: suites one after another, or all at once with
+    /// `parallel: true` (commands within a suite always run in order).
+    pub async fn verify(&mut self) -> VerificationReport {
+        if self.passes == 0
+            && let Some(dir) = &self.log_dir
+            && dir.exists()
+        {
+            // Logs of an earlier run would be mistaken for this one's.
+            if let Err(e) = std::fs::remove_dir_all(dir) {
+                tracing::warn!("cannot clear {}: {e}", dir.display());
+            }
+        }
+        self.passes += 1;
+        let suites = &self.strategy.suites;
+        let results: Vec<SuiteResult> = if self.strategy.parallel && suites.len() > 1 {
+            join_all(
+                suites
+                    .iter()
+                    .map(|s| Box::pin(self.run_suite(s)) as _)
+                    .collect(),
+            )
+            .await
+        } else {
+            let mut out = Vec::new();
+            for suite in suites {
+                out.push(self.run_suite(suite).await);
+            }
+            out
+        };
         let mut report = VerificationReport::default();
-        for suite in &self.strategy.suites {
-            let (gate, runs) = self.run_suite(suite).await;
-            report.gates.push(gate);
-            report.commands.extend(runs);
-            // Reports are read after the suite's commands wrote them.
-            report.gates.extend(coverage_gate(&self.root, suite));
+        for r in results {
+            report.gates.extend(r.gates);
+            report.commands.extend(r.runs);
         }
         if self.strategy.human_signoff_required {
             report.gates.push(Gate {
@@ -48,74 +100,149 @@ impl Verifier {
         report
     }
 
-    async fn run_suite(&self, suite: &Suite) -> (Gate, Vec<CommandRun>) {
+    fn log_path(&self, suite: SuiteKind, index: usize) -> Option<PathBuf> {
+        self.log_dir.as_ref().map(|d| {
+            d.join(format!("pass-{}", self.passes)).join(format!(
+                "{}-{}.log",
+                suite.key(),
+                index + 1
+            ))
+        })
+    }
+
+    async fn run_suite(&self, suite: &Suite) -> SuiteResult {
         let name = suite.kind.key().to_string();
-        let issue_type = match suite.kind {
-            crate::config::SuiteKind::Unit => IssueType::UnitTest,
-            crate::config::SuiteKind::Integration => IssueType::IntegrationTest,
-            crate::config::SuiteKind::E2e => IssueType::E2eTest,
+        let issue_type = suite_issue_type(suite.kind);
+        let gate = |status, summary, excerpt| Gate {
+            name: name.clone(),
+            issue_type,
+            required: suite.required,
+            status,
+            summary,
+            excerpt,
         };
         if suite.commands.is_empty() {
-            let gate = Gate {
-                name,
-                issue_type,
-                required: suite.required,
-                status: GateStatus::Failed,
-                summary: format!(
-                    "required at risk level but no `{}.commands` are configured",
-                    suite.kind.key()
-                ),
-                excerpt: String::new(),
+            let summary = format!(
+                "required at risk level but no `{}.commands` are configured",
+                suite.kind.key()
+            );
+            return SuiteResult {
+                gates: vec![gate(GateStatus::Failed, summary, String::new())],
+                runs: Vec::new(),
             };
-            return (gate, Vec::new());
         }
         let mut runs = Vec::new();
         let mut failure: Option<(String, String)> = None;
-        for command in &suite.commands {
+        for (i, command) in suite.commands.iter().enumerate() {
             tracing::info!(suite = %name, %command, "running");
-            let done = process::run_shell(
-                command,
-                &self.root,
-                suite.timeout,
-                process::EXCERPT_HEAD,
-                process::EXCERPT_TAIL,
-            )
-            .await;
+            let done = self
+                .launcher
+                .run(Job {
+                    command,
+                    cwd: &self.root,
+                    timeout: suite.timeout,
+                    head: process::EXCERPT_HEAD,
+                    tail: process::EXCERPT_TAIL,
+                    log: self.log_path(suite.kind, i),
+                })
+                .await;
             tracing::info!(suite = %name, %command, outcome = %done.outcome.describe(), "finished");
-            if failure.is_none() && !done.outcome.passed() {
-                failure = Some((
-                    format!("`{command}` {}", done.outcome.describe()),
-                    done.output.clone(),
-                ));
-            }
-            runs.push(CommandRun {
+            let run = CommandRun {
                 suite: name.clone(),
                 command: command.clone(),
                 outcome: done.outcome,
                 duration_ms: done.duration.as_millis() as u64,
                 excerpt: done.output,
-            });
+                failure_lines: done.failure_lines,
+                output_bytes: done.bytes,
+                log: done.log.map(|p| display_path(&self.root, &p)),
+            };
+            if failure.is_none() && !run.outcome.passed() {
+                failure = Some((
+                    format!("`{command}` {}", run.outcome.describe()),
+                    failure_excerpt(&run),
+                ));
+            }
+            let cancelled = matches!(run.outcome, crate::model::CommandOutcome::Cancelled { .. });
+            runs.push(run);
+            if cancelled {
+                break;
+            }
         }
-        let gate = match failure {
-            None => Gate {
-                name,
-                issue_type,
-                required: suite.required,
-                status: GateStatus::Passed,
-                summary: format!("{} command(s) passed", runs.len()),
-                excerpt: String::new(),
-            },
-            Some((summary, excerpt)) => Gate {
-                name,
-                issue_type,
-                required: suite.required,
-                status: GateStatus::Failed,
-                summary,
-                excerpt,
-            },
-        };
-        (gate, runs)
+        let mut gates = vec![match failure {
+            None => gate(
+                GateStatus::Passed,
+                format!("{} command(s) passed", runs.len()),
+                String::new(),
+            ),
+            Some((summary, excerpt)) => gate(GateStatus::Failed, summary, excerpt),
+        }];
+        // Reports are read after the suite's commands wrote them.
+        gates.extend(coverage_gate(&self.root, suite));
+        SuiteResult { gates, runs }
     }
+}
+
+fn suite_issue_type(kind: SuiteKind) -> IssueType {
+    match kind {
+        SuiteKind::Unit => IssueType::UnitTest,
+        SuiteKind::Integration => IssueType::IntegrationTest,
+        SuiteKind::E2e => IssueType::E2eTest,
+    }
+}
+
+/// What the reviewer and the fixer see of a failed command: the failure lines, then the head
+/// and tail of the output, and where the whole log is.
+pub fn failure_excerpt(run: &CommandRun) -> String {
+    let mut out = String::new();
+    if !run.failure_lines.is_empty() {
+        out.push_str("Failure lines:\n");
+        for l in &run.failure_lines {
+            out.push_str(l);
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    out.push_str(&run.excerpt);
+    if let Some(log) = &run.log {
+        out.push_str(&format!(
+            "\n[full output: {log}, {} bytes]",
+            run.output_bytes
+        ));
+    }
+    out
+}
+
+fn display_path(root: &Path, p: &Path) -> String {
+    p.strip_prefix(root).unwrap_or(p).display().to_string()
+}
+
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// Polls every future concurrently on the current task; results in input order.
+async fn join_all<'a, T>(mut futures: Vec<BoxFuture<'a, T>>) -> Vec<T> {
+    let mut results: Vec<Option<T>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, slot) in futures.iter_mut().zip(results.iter_mut()) {
+            if slot.is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => *slot = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    results
+        .into_iter()
+        .map(|r| r.expect("every future completed"))
+        .collect()
 }
 
 /// The `coverage:<suite>` gate: required when the suite is and it sets `minimum_coverage`;
@@ -255,6 +382,118 @@ mod tests {
             flows: vec![],
             timeout: std::time::Duration::from_secs(5),
         }
+    }
+
+    fn strategy(parallel: bool, suites: Vec<Suite>) -> Strategy {
+        Strategy {
+            risk_level: crate::config::RiskLevel::Medium,
+            suites,
+            parallel,
+            conversations: None,
+            no_test_project: false,
+            human_signoff_required: false,
+            criteria: vec![],
+        }
+    }
+
+    fn timed(kind: SuiteKind, name: &str) -> Suite {
+        // Records its start and end (ns since the epoch), sleeping 1 s in between.
+        let cmd = format!("date +%s%N > {name}.start; sleep 1; date +%s%N > {name}.end");
+        Suite {
+            kind,
+            commands: vec![cmd],
+            ..suite(&[], None)
+        }
+    }
+
+    fn stamp(dir: &Path, file: &str) -> u128 {
+        std::fs::read_to_string(dir.join(file))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn independent_suites_run_concurrently_with_parallel_true() {
+        let dir = tempfile::tempdir().unwrap();
+        let launcher = Launcher::new(&Default::default(), Default::default());
+        for parallel in [true, false] {
+            let suites = vec![
+                timed(SuiteKind::Unit, "unit"),
+                timed(SuiteKind::Integration, "integ"),
+            ];
+            let mut v = Verifier::new(
+                strategy(parallel, suites),
+                dir.path().to_path_buf(),
+                launcher.clone(),
+            );
+            let started = std::time::Instant::now();
+            let report = crate::test_support::rt().block_on(v.verify());
+            let took = started.elapsed();
+            let names: Vec<_> = report.gates.iter().map(|g| g.name.as_str()).collect();
+            assert_eq!(
+                names,
+                ["unit_tests", "integration_tests"],
+                "input order kept"
+            );
+            assert!(report.gates.iter().all(|g| g.status == GateStatus::Passed));
+            let d = dir.path();
+            let overlap = stamp(d, "unit.start") < stamp(d, "integ.end")
+                && stamp(d, "integ.start") < stamp(d, "unit.end");
+            assert_eq!(overlap, parallel, "parallel={parallel}, took {took:?}");
+            if parallel {
+                // Run one after the other, two 1 s suites cannot take less than 2 s.
+                assert!(
+                    took < std::time::Duration::from_millis(1900),
+                    "took {took:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_failed_command_gives_its_failure_lines_excerpt_and_log_to_the_gate() {
+        let dir = tempfile::tempdir().unwrap();
+        let launcher = Launcher::new(&Default::default(), Default::default());
+        let failing = Suite {
+            commands: vec![
+                "echo 'collected 2 items'; echo 'FAILED test_cart.py::test_total - assert 3 == 4'; exit 1"
+                    .into(),
+                "echo second".into(),
+            ],
+            ..suite(&[], None)
+        };
+        let out = dir.path().join(".qa-loop/logs");
+        let mut v = Verifier::new(
+            strategy(false, vec![failing]),
+            dir.path().to_path_buf(),
+            launcher,
+        )
+        .with_logs(out.clone());
+        let report = crate::test_support::rt().block_on(v.verify());
+        let gate = &report.gates[0];
+        assert_eq!(gate.status, GateStatus::Failed);
+        assert!(gate.summary.contains("exit code 1"), "{}", gate.summary);
+        assert!(
+            gate.excerpt
+                .starts_with("Failure lines:\nFAILED test_cart.py::test_total - assert 3 == 4\n"),
+            "{}",
+            gate.excerpt
+        );
+        assert!(
+            gate.excerpt
+                .contains("[full output: .qa-loop/logs/pass-1/unit_tests-1.log")
+        );
+        assert_eq!(
+            std::fs::read_to_string(out.join("pass-1/unit_tests-2.log")).unwrap(),
+            "second\n"
+        );
+        assert_eq!(report.commands.len(), 2, "later commands still run");
+        // A second pass writes new logs beside the first.
+        crate::test_support::rt().block_on(v.verify());
+        assert!(out.join("pass-2/unit_tests-1.log").exists());
+        assert!(out.join("pass-1/unit_tests-1.log").exists());
     }
 
     #[test]

@@ -2,16 +2,19 @@
 //! period, then SIGKILL), output captured with bounded memory (head + tail), and an environment
 //! without secrets.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
-use crate::config::env_vars;
+use super::capture::Capture;
+use crate::cancel::Cancel;
+use crate::config::env_vars::EnvPolicy;
 use crate::model::CommandOutcome;
 
 /// How long a process group gets between SIGTERM and SIGKILL.
@@ -21,62 +24,245 @@ pub const GRACE_PERIOD: Duration = Duration::from_secs(5);
 pub const EXCERPT_HEAD: usize = 6 * 1024;
 pub const EXCERPT_TAIL: usize = 10 * 1024;
 
-/// Keeps the first `head` and last `tail` bytes of a stream, counting what was dropped.
+/// How long the output pipe may stay open after the process group is gone (a daemon that left
+/// the group keeps it open forever).
+const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+
+/// Runs commands: the environment they get and the cancellation they obey.
 #[derive(Debug, Clone)]
-pub struct HeadTail {
-    head: Vec<u8>,
-    tail: std::collections::VecDeque<u8>,
-    head_cap: usize,
-    tail_cap: usize,
-    dropped: u64,
+pub struct Launcher {
+    env: Arc<Vec<(String, String)>>,
+    cancel: Cancel,
 }
 
-impl HeadTail {
-    pub fn new(head_cap: usize, tail_cap: usize) -> Self {
-        HeadTail {
-            head: Vec::new(),
-            tail: Default::default(),
-            head_cap,
-            tail_cap,
-            dropped: 0,
-        }
-    }
-
-    pub fn push(&mut self, mut bytes: &[u8]) {
-        let room = self.head_cap.saturating_sub(self.head.len());
-        let take = room.min(bytes.len());
-        self.head.extend_from_slice(&bytes[..take]);
-        bytes = &bytes[take..];
-        for &b in bytes {
-            if self.tail.len() == self.tail_cap {
-                self.tail.pop_front();
-                self.dropped += 1;
-            }
-            self.tail.push_back(b);
-        }
-    }
-
-    /// The kept text, with a marker where bytes were dropped.
-    pub fn render(&self) -> String {
-        let mut out = String::from_utf8_lossy(&self.head).into_owned();
-        if self.dropped > 0 {
-            out.push_str(&format!("\n[… {} bytes omitted …]\n", self.dropped));
-        }
-        let tail: Vec<u8> = self.tail.iter().copied().collect();
-        out.push_str(&String::from_utf8_lossy(&tail));
-        out
-    }
+/// One command to run.
+#[derive(Debug, Clone)]
+pub struct Job<'a> {
+    pub command: &'a str,
+    pub cwd: &'a Path,
+    pub timeout: Duration,
+    /// Bytes of output kept in memory from the start and from the end.
+    pub head: usize,
+    pub tail: usize,
+    /// Where the whole output is streamed.
+    pub log: Option<PathBuf>,
 }
 
 /// The result of one command.
 #[derive(Debug, Clone)]
 pub struct Finished {
     pub outcome: CommandOutcome,
+    /// Head + tail of stdout and stderr, interleaved as written.
     pub output: String,
+    /// Lines that look like failures (first and last ones).
+    pub failure_lines: Vec<String>,
     pub duration: Duration,
+    /// Bytes the command wrote.
+    pub bytes: u64,
+    /// The log holding the whole output, when it was written completely.
+    pub log: Option<PathBuf>,
 }
 
-/// Runs `command` with `sh -c` in `cwd`, stdout and stderr interleaved into one bounded capture.
+impl Launcher {
+    /// A launcher giving children the job's environment filtered by `policy`.
+    pub fn new(policy: &EnvPolicy, cancel: Cancel) -> Self {
+        Self::with_env(std::env::vars(), policy, cancel)
+    }
+
+    /// A launcher giving children `vars` filtered by `policy`.
+    pub fn with_env(
+        vars: impl IntoIterator<Item = (String, String)>,
+        policy: &EnvPolicy,
+        cancel: Cancel,
+    ) -> Self {
+        Launcher {
+            env: Arc::new(policy.apply(vars)),
+            cancel,
+        }
+    }
+
+    /// The environment children get.
+    pub fn env(&self) -> &[(String, String)] {
+        &self.env
+    }
+
+    pub fn cancel(&self) -> &Cancel {
+        &self.cancel
+    }
+
+    /// Runs `job.command` with `sh -c` in its own process group; stdout and stderr share one pipe
+    /// so their order is kept. Ends at exit, at the timeout or on cancellation (SIGTERM to the
+    /// group, [`GRACE_PERIOD`], SIGKILL); whatever is left in the group is killed at the end.
+    pub async fn run(&self, job: Job<'_>) -> Finished {
+        let started = Instant::now();
+        let mut capture = Capture::new(job.head, job.tail, job.log.as_deref());
+        let could_not_start = |error: String, capture: &mut Capture| Finished {
+            outcome: CommandOutcome::CouldNotStart { error },
+            output: String::new(),
+            failure_lines: Vec::new(),
+            duration: started.elapsed(),
+            bytes: 0,
+            log: capture.finish(),
+        };
+        if let Some(reason) = self.cancel.reason() {
+            return Finished {
+                outcome: CommandOutcome::Cancelled { reason },
+                ..could_not_start(String::new(), &mut capture)
+            };
+        }
+        let (mut reader, child) = match self.spawn(&job) {
+            Ok(x) => x,
+            Err(e) => return could_not_start(e.to_string(), &mut capture),
+        };
+        let mut child = child;
+        let group = Group::new(child.id());
+        let mut buf = vec![0u8; 64 * 1024];
+        let deadline = Instant::now() + job.timeout;
+        let mut stop: Option<CommandOutcome> = None;
+        let mut kill_at: Option<tokio::time::Instant> = None;
+        let mut open = true;
+        let status = loop {
+            tokio::select! {
+                read = reader.read(&mut buf), if open => match read {
+                    Ok(0) | Err(_) => open = false,
+                    Ok(n) => capture.push(&buf[..n]),
+                },
+                status = child.wait() => break status,
+                _ = tokio::time::sleep_until(deadline.into()), if stop.is_none() => {
+                    stop = Some(CommandOutcome::TimedOut { seconds: job.timeout.as_secs() });
+                    group.signal(Signal::SIGTERM);
+                    kill_at = Some(tokio::time::Instant::now() + GRACE_PERIOD);
+                }
+                reason = self.cancel.cancelled(), if stop.is_none() => {
+                    stop = Some(CommandOutcome::Cancelled { reason });
+                    group.signal(Signal::SIGTERM);
+                    kill_at = Some(tokio::time::Instant::now() + GRACE_PERIOD);
+                }
+                _ = sleep_until_opt(kill_at) => {
+                    group.signal(Signal::SIGKILL);
+                    kill_at = None;
+                }
+            }
+        };
+        // Background children still holding the pipe are killed so the reader reaches EOF.
+        group.finish();
+        let drain_until = tokio::time::Instant::now() + DRAIN_LIMIT;
+        while open {
+            match tokio::time::timeout_at(drain_until, reader.read(&mut buf)).await {
+                Ok(Ok(n)) if n > 0 => capture.push(&buf[..n]),
+                _ => open = false,
+            }
+        }
+        let outcome = match (stop, status) {
+            (Some(stop), _) => stop,
+            (None, Ok(s)) if s.success() => CommandOutcome::Passed,
+            (None, Ok(s)) => match s.code() {
+                Some(code) => CommandOutcome::Failed { code },
+                None => {
+                    use std::os::unix::process::ExitStatusExt;
+                    CommandOutcome::Signalled {
+                        signal: s.signal().unwrap_or(0),
+                    }
+                }
+            },
+            (None, Err(e)) => CommandOutcome::CouldNotStart {
+                error: e.to_string(),
+            },
+        };
+        let log = capture.finish();
+        if let Some(e) = capture.log_error() {
+            tracing::warn!("{e}");
+        }
+        Finished {
+            outcome,
+            output: capture.excerpt.render(),
+            failure_lines: capture.failures.lines(),
+            duration: started.elapsed(),
+            bytes: capture.bytes,
+            log,
+        }
+    }
+
+    fn spawn(
+        &self,
+        job: &Job<'_>,
+    ) -> std::io::Result<(tokio::net::unix::pipe::Receiver, tokio::process::Child)> {
+        let (tx, rx) = tokio::net::unix::pipe::pipe()?;
+        let out = tx.into_blocking_fd()?;
+        let err = out.try_clone()?;
+        // The command (holding the pipe's write end) is dropped right after the spawn, so the
+        // reader sees EOF once the children are gone.
+        let child = Command::new("sh")
+            .arg("-c")
+            .arg(job.command)
+            .current_dir(job.cwd)
+            .env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(out))
+            .stderr(Stdio::from(err))
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()?;
+        Ok((rx, child))
+    }
+}
+
+async fn sleep_until_opt(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// A command's process group. Dropping it (the future was dropped, e.g. on cancellation of an
+/// agent turn) kills whatever is left in the group.
+struct Group(Option<Pid>);
+
+impl Group {
+    fn new(id: Option<u32>) -> Self {
+        Group(id.map(|id| Pid::from_raw(id as i32)))
+    }
+
+    fn signal(&self, signal: Signal) {
+        if let Some(pg) = self.0 {
+            let _ = killpg(pg, signal);
+        }
+    }
+
+    /// Kills the rest of the group and reaps the members that became our children (when qa-loop
+    /// is PID 1 in a container, orphans are reparented to it and would stay zombies).
+    fn finish(mut self) {
+        if let Some(pg) = self.0.take() {
+            let _ = killpg(pg, Signal::SIGKILL);
+            reap_group(pg);
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Some(pg) = self.0.take() {
+            let _ = killpg(pg, Signal::SIGKILL);
+            reap_group(pg);
+        }
+    }
+}
+
+fn reap_group(pg: Pid) {
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    // Only processes of this group that are our own children: ECHILD at once otherwise.
+    let group = Pid::from_raw(-pg.as_raw());
+    for _ in 0..50 {
+        match waitpid(group, Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) => std::thread::sleep(Duration::from_millis(2)),
+            Ok(_) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// Runs `command` with the built-in secret filter and no cancellation (internal helpers, tests).
 pub async fn run_shell(
     command: &str,
     cwd: &Path,
@@ -84,111 +270,16 @@ pub async fn run_shell(
     head: usize,
     tail: usize,
 ) -> Finished {
-    let started = Instant::now();
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .env_clear()
-        .envs(env_vars::scrubbed_env())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => {
-            return Finished {
-                outcome: CommandOutcome::CouldNotStart {
-                    error: e.to_string(),
-                },
-                output: String::new(),
-                duration: started.elapsed(),
-            };
-        }
-    };
-    let pgid = child.id().map(|id| Pid::from_raw(id as i32));
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(64);
-    let readers = [
-        tokio::spawn(pump(child.stdout.take(), tx.clone())),
-        tokio::spawn(pump(child.stderr.take(), tx)),
-    ];
-    let mut capture = HeadTail::new(head, tail);
-    let deadline = tokio::time::sleep(timeout);
-    tokio::pin!(deadline);
-    let mut timed_out = false;
-    let status = loop {
-        tokio::select! {
-            Some(chunk) = rx.recv() => capture.push(&chunk),
-            status = child.wait() => break status,
-            _ = &mut deadline, if !timed_out => {
-                timed_out = true;
-                if let Some(pg) = pgid {
-                    terminate_group(pg, &mut child).await;
-                }
-            }
-        }
-    };
-    // Whatever is left in the group (background children holding the pipes) is killed so the
-    // readers reach end of file.
-    if let Some(pg) = pgid {
-        let _ = killpg(pg, Signal::SIGKILL);
-    }
-    for r in readers {
-        let _ = tokio::time::timeout(Duration::from_secs(2), r).await;
-    }
-    while let Ok(chunk) = rx.try_recv() {
-        capture.push(&chunk);
-    }
-    let outcome = match status {
-        _ if timed_out => CommandOutcome::TimedOut {
-            seconds: timeout.as_secs(),
-        },
-        Ok(s) if s.success() => CommandOutcome::Passed,
-        Ok(s) => match s.code() {
-            Some(code) => CommandOutcome::Failed { code },
-            None => {
-                use std::os::unix::process::ExitStatusExt;
-                CommandOutcome::Signalled {
-                    signal: s.signal().unwrap_or(0),
-                }
-            }
-        },
-        Err(e) => CommandOutcome::CouldNotStart {
-            error: e.to_string(),
-        },
-    };
-    Finished {
-        outcome,
-        output: capture.render(),
-        duration: started.elapsed(),
-    }
-}
-
-async fn terminate_group(pg: Pid, child: &mut tokio::process::Child) {
-    let _ = killpg(pg, Signal::SIGTERM);
-    if tokio::time::timeout(GRACE_PERIOD, child.wait())
+    Launcher::new(&EnvPolicy::default(), Cancel::new())
+        .run(Job {
+            command,
+            cwd,
+            timeout,
+            head,
+            tail,
+            log: None,
+        })
         .await
-        .is_err()
-    {
-        let _ = killpg(pg, Signal::SIGKILL);
-    }
-}
-
-async fn pump<R: AsyncRead + Unpin>(reader: Option<R>, tx: tokio::sync::mpsc::Sender<Vec<u8>>) {
-    let Some(mut reader) = reader else { return };
-    let mut buf = vec![0u8; 8192];
-    loop {
-        match reader.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => {
-                if tx.send(buf[..n].to_vec()).await.is_err() {
-                    return;
-                }
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -264,34 +355,132 @@ mod tests {
             .trim()
             .parse()
             .unwrap();
-        // Gone (or a zombie about to be reaped by init): signal 0 fails, or /proc shows state Z.
-        let alive = nix::sys::signal::kill(Pid::from_raw(pid), None).is_ok()
-            && std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .is_ok_and(|s| !s.contains(") Z "));
-        assert!(!alive, "grandchild {pid} survived the timeout");
+        assert!(!alive(pid), "grandchild {pid} survived the timeout");
     }
 
     #[test]
-    fn output_is_bounded_head_and_tail() {
-        let mut ht = HeadTail::new(4, 4);
-        ht.push(b"abcdefghij");
-        assert_eq!(ht.render(), "abcd\n[… 2 bytes omitted …]\nghij");
+    fn cancellation_stops_the_group_at_once_and_later_commands_do_not_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("child.pid");
+        let cancel = Cancel::new();
+        let launcher = Launcher::new(&EnvPolicy::default(), cancel.clone());
+        let cmd = format!("sleep 60 & echo $! > {}; wait", pidfile.display());
+        let job = Job {
+            command: &cmd,
+            cwd: dir.path(),
+            timeout: Duration::from_secs(120),
+            head: 100,
+            tail: 100,
+            log: None,
+        };
+        let started = Instant::now();
+        let r = rt().block_on(async {
+            let run = launcher.run(job.clone());
+            let stop = async {
+                while !pidfile.exists() {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                cancel.cancel("SIGTERM");
+            };
+            tokio::join!(run, stop).0
+        });
+        assert_eq!(
+            r.outcome,
+            CommandOutcome::Cancelled {
+                reason: "SIGTERM".into()
+            }
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{:?}",
+            started.elapsed()
+        );
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(
+            !alive(pid),
+            "background child {pid} survived the cancellation"
+        );
+        // Once cancelled, nothing new starts.
+        let again = rt().block_on(launcher.run(Job {
+            command: "touch started",
+            ..job
+        }));
+        assert!(matches!(again.outcome, CommandOutcome::Cancelled { .. }));
+        assert!(!dir.path().join("started").exists());
+    }
+
+    #[test]
+    fn output_is_streamed_to_the_log_and_failure_lines_extracted() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("logs/unit_tests-1.log");
+        let launcher = Launcher::new(&EnvPolicy::default(), Cancel::new());
+        let r = rt().block_on(launcher.run(Job {
+            command: "for i in $(seq 1 5000); do echo \"ok line $i\"; done; \
+                      echo 'FAILED tests/test_a.py::test_total' >&2; exit 1",
+            cwd: dir.path(),
+            timeout: Duration::from_secs(30),
+            head: 64,
+            tail: 64,
+            log: Some(log.clone()),
+        }));
+        assert_eq!(r.outcome, CommandOutcome::Failed { code: 1 });
+        assert_eq!(r.failure_lines, ["FAILED tests/test_a.py::test_total"]);
+        let whole = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(whole.lines().count(), 5001);
+        assert_eq!(r.bytes, whole.len() as u64);
+        assert_eq!(r.log.as_deref(), Some(log.as_path()));
+        assert!(
+            r.output.len() < 200,
+            "excerpt is bounded: {}",
+            r.output.len()
+        );
+        assert!(r.output.contains("bytes omitted"));
+    }
+
+    fn alive(pid: i32) -> bool {
+        // Gone, or a zombie about to be reaped by init.
+        nix::sys::signal::kill(Pid::from_raw(pid), None).is_ok()
+            && std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| !s.contains(") Z "))
     }
 
     #[test]
     fn secrets_do_not_reach_children() {
         let dir = tempfile::tempdir().unwrap();
-        // SAFETY: tests in this module do not read this variable concurrently.
-        unsafe { std::env::set_var("QA_LOOP_API_KEY", "canary-key-123") };
-        let r = rt().block_on(run_shell(
-            "env",
-            dir.path(),
-            Duration::from_secs(10),
-            1 << 20,
-            1 << 20,
-        ));
-        unsafe { std::env::remove_var("QA_LOOP_API_KEY") };
-        assert!(!r.output.contains("canary-key-123"));
-        assert!(r.output.contains("PATH="));
+        let key = "sk-canary-model-key-123";
+        let vars = [
+            ("PATH", std::env::var("PATH").unwrap_or_default()),
+            ("GITHUB_TOKEN", "ghs_canary_github".into()),
+            ("INPUT_GITHUB-TOKEN", "ghs_canary_input".into()),
+            ("ACTIONS_RUNTIME_TOKEN", "canary_runtime".into()),
+            ("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "canary_oidc".into()),
+            ("QA_LOOP_API_KEY", key.into()),
+            ("COPY_OF_KEY", key.into()),
+            ("DEPLOY_PASSWORD", "canary_user_listed".into()),
+            ("NPM_TOKEN", "npm_kept_by_passthrough".into()),
+            ("ORDINARY", "visible".into()),
+        ];
+        let mut policy = EnvPolicy::new(vec!["NPM_*".into()], vec!["*_PASSWORD".into()]);
+        policy.hide_value(key);
+        let launcher = Launcher::with_env(
+            vars.iter().map(|(k, v)| (k.to_string(), v.clone())),
+            &policy,
+            Cancel::new(),
+        );
+        let r = rt().block_on(launcher.run(Job {
+            command: "env",
+            cwd: dir.path(),
+            timeout: Duration::from_secs(10),
+            head: 1 << 20,
+            tail: 1 << 20,
+            log: None,
+        }));
+        assert!(!r.output.contains("canary"), "{}", r.output);
+        assert!(r.output.contains("NPM_TOKEN=npm_kept_by_passthrough"));
+        assert!(r.output.contains("ORDINARY=visible"));
     }
 }
