@@ -594,3 +594,67 @@ fn sigterm_stops_running_commands_and_still_writes_the_reports() {
         && std::fs::read_to_string(format!("/proc/{bg}/stat")).is_ok_and(|s| !s.contains(") Z "));
     assert!(!alive, "the test command's background child {bg} survived");
 }
+
+#[test]
+fn junit_results_become_located_issues_and_are_carried_into_the_junit_output() {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), json!({"calls": [verdict("approved", 95, "")]}));
+    std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+    std::fs::write(dir.path().join("tests/test_calc.py"), "# tests\n").unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/junit/pytest-9.2.0-xunit1.xml"),
+        dir.path().join("fixture.xml"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("qa-loop.yml"),
+        "risk_level: low\nunit_tests:\n  commands: [\"cp fixture.xml reports.xml; exit 1\"]\n  junit: [\"reports.xml\"]\n",
+    )
+    .unwrap();
+    let o = qa(
+        dir.path(),
+        &[
+            "run",
+            "--provider",
+            "replay",
+            "--replay-session",
+            "session.json",
+            "--max-iterations",
+            "1",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let result = qa_result(dir.path());
+    let issues = result["issues"].as_array().unwrap();
+    assert_eq!(issues.len(), 4, "{issues:#?}");
+    assert_eq!(issues[0]["type"], "unit_test");
+    assert_eq!(issues[0]["file"], "tests/test_calc.py");
+    assert_eq!(issues[0]["line"], 25);
+    assert!(
+        issues[0]["title"].as_str().unwrap().starts_with(
+            "Test `tests.test_calc::test_string_special_chars` failed: assert 'a < b & c'"
+        ),
+        "{}",
+        issues[0]["title"]
+    );
+    // Every ingested case is carried through; the special characters survive the round trip.
+    let junit = std::fs::read_to_string(dir.path().join(".qa-loop/qa-loop-junit.xml")).unwrap();
+    for name in [
+        "test_add",
+        "test_sub",
+        "test_mul",
+        "test_skipped",
+        "test_fixture_error",
+    ] {
+        assert!(
+            junit.contains(&format!("name=\"{name}\"")),
+            "{name} missing"
+        );
+    }
+    assert!(junit.contains("a &lt; b &amp; c"));
+    let report = std::fs::read_to_string(dir.path().join(".qa-loop/qa_report.md")).unwrap();
+    assert!(
+        report.contains("8 tests: 3 passed, 3 failed, 1 errored, 1 skipped"),
+        "{report}"
+    );
+}

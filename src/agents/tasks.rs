@@ -88,6 +88,14 @@ pub fn review_task(b: &ReviewBrief<'_>) -> (String, Vec<String>) {
             if g.required { "required" } else { "advisory" },
             g.summary
         ));
+        for f in &g.findings {
+            let at = match (&f.file, f.line) {
+                (Some(file), Some(line)) => format!(" ({file}:{line})"),
+                (Some(file), None) => format!(" ({file})"),
+                _ => String::new(),
+            };
+            out.push_str(&format!("  - [{}] {}{at}\n", f.kind, f.title));
+        }
         if !g.excerpt.is_empty() {
             out.push_str(&format!("\n```text\n{}\n```\n", g.excerpt.trim_end()));
         }

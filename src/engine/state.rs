@@ -475,18 +475,40 @@ pub fn apply_gates(
 ) -> IterationRecord {
     let mut issues = verdict.issues;
     let failed: Vec<_> = verification.failed_required().cloned().collect();
-    for (n, gate) in failed.iter().enumerate() {
-        issues.push(Issue {
-            id: format!("G{}", n + 1),
-            title: format!("Required gate `{}` failed: {}", gate.name, gate.summary),
-            kind: gate.issue_type,
-            severity: Severity::High,
-            file: None,
-            line: None,
-            description: gate.excerpt.clone(),
-            fix: format!("Make the `{}` gate pass: {}", gate.name, gate.summary),
-            recurs: None,
-        });
+    let mut n = 0;
+    let mut next_id = || {
+        n += 1;
+        format!("G{n}")
+    };
+    for gate in &failed {
+        if gate.findings.is_empty() {
+            issues.push(Issue {
+                id: next_id(),
+                title: format!("Required gate `{}` failed: {}", gate.name, gate.summary),
+                kind: gate.issue_type,
+                severity: Severity::High,
+                file: None,
+                line: None,
+                description: gate.excerpt.clone(),
+                fix: format!("Make the `{}` gate pass: {}", gate.name, gate.summary),
+                recurs: None,
+            });
+        }
+        // Each finding (a failing test, a pattern on an added line) is its own issue, so the
+        // fixer gets a location and recurrences are tracked per problem.
+        for f in &gate.findings {
+            issues.push(Issue {
+                id: next_id(),
+                title: f.title.clone(),
+                kind: f.kind,
+                severity: f.severity,
+                file: f.file.clone(),
+                line: f.line,
+                description: f.detail.clone(),
+                fix: f.fix.clone(),
+                recurs: None,
+            });
+        }
     }
     let reviewer_approved = verdict.status == ReviewStatus::Approved;
     let gates_hold = failed.is_empty();

@@ -34,8 +34,10 @@ fn gates(pass: bool) -> VerificationReport {
                 "`pytest` exit code 1".into()
             },
             excerpt: String::new(),
+            findings: vec![],
         }],
         commands: vec![],
+        tests: vec![],
     }
 }
 
@@ -48,6 +50,7 @@ fn signoff_pending() -> VerificationReport {
         status: GateStatus::Pending,
         summary: "waiting for /qa approve".into(),
         excerpt: String::new(),
+        findings: vec![],
     });
     v
 }
@@ -367,6 +370,53 @@ fn a_red_gate_turns_an_approval_into_a_rejection_with_a_gate_issue() {
         gate_issue.title.contains("unit_tests"),
         "{}",
         gate_issue.title
+    );
+}
+
+#[test]
+fn each_finding_of_a_failed_gate_is_its_own_located_issue() {
+    let mut v = gates(false);
+    let finding = |title: &str, line| Finding {
+        kind: IssueType::UnitTest,
+        severity: Severity::High,
+        title: title.into(),
+        file: Some("tests/test_cart.py".into()),
+        line: Some(line),
+        detail: "assert 3 == 4".into(),
+        fix: "Make it pass.".into(),
+    };
+    v.gates[0].findings = vec![
+        finding("Test `test_total` failed: assert 3 == 4", 12),
+        finding("Test `test_tax` failed: assert 0.2 == 0.21", 30),
+    ];
+    // An advisory gate's findings are shown to the reviewer, not turned into issues.
+    let mut advisory = v.gates[0].clone();
+    advisory.name = "patterns".into();
+    advisory.required = false;
+    v.gates.push(advisory);
+    let record = apply_gates(1, approve(90).unwrap(), v, "t".into());
+    assert_eq!(record.status, Status::Rejected);
+    let got: Vec<_> = record
+        .issues
+        .iter()
+        .map(|i| (i.id.as_str(), i.title.as_str(), i.file.as_deref(), i.line))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "G1",
+                "Test `test_total` failed: assert 3 == 4",
+                Some("tests/test_cart.py"),
+                Some(12)
+            ),
+            (
+                "G2",
+                "Test `test_tax` failed: assert 0.2 == 0.21",
+                Some("tests/test_cart.py"),
+                Some(30)
+            ),
+        ]
     );
 }
 

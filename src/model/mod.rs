@@ -8,4 +8,7 @@ mod verification;
 
 pub use issue::{Issue, IssueType, Severity};
 pub use verdict::{CriterionResult, ReviewStatus, Verdict};
-pub use verification::{CommandOutcome, CommandRun, Gate, GateStatus, VerificationReport};
+pub use verification::{
+    CaseStatus, CommandOutcome, CommandRun, Finding, Gate, GateStatus, SuiteTests, TestCase,
+    TestCounts, VerificationReport,
+};

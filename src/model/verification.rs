@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::IssueType;
+use super::{IssueType, Severity};
 
 /// Whether a gate holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,6 +28,51 @@ pub struct Gate {
     /// Failure output (head + tail), for the reviewer and the fixer.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub excerpt: String,
+    /// Individual problems behind a failure (failing test cases, pattern findings): each becomes
+    /// its own issue when the gate is required.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
+}
+
+impl Gate {
+    /// A gate without findings.
+    pub fn new(
+        name: impl Into<String>,
+        issue_type: IssueType,
+        required: bool,
+        status: GateStatus,
+        summary: impl Into<String>,
+        excerpt: impl Into<String>,
+    ) -> Gate {
+        Gate {
+            name: name.into(),
+            issue_type,
+            required,
+            status,
+            summary: summary.into(),
+            excerpt: excerpt.into(),
+            findings: Vec::new(),
+        }
+    }
+}
+
+/// One located problem found by verification (a failing test, a pattern on an added line).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    #[serde(rename = "type")]
+    pub kind: IssueType,
+    pub severity: Severity,
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// Evidence (assertion text, the matched line), bounded.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+    /// What to do about it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub fix: String,
 }
 
 /// How a command ended.
@@ -92,11 +137,126 @@ pub struct CommandRun {
     pub log: Option<String>,
 }
 
+/// How one ingested test case ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CaseStatus {
+    Passed,
+    /// An assertion failed (`<failure>`).
+    Failed,
+    /// The test could not run to its assertions (`<error>`: setup failure, unexpected exception).
+    Errored,
+    Skipped,
+}
+
+/// One test case read from a JUnit report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestCase {
+    /// The innermost `<testsuite name>`.
+    pub suite: String,
+    pub classname: String,
+    pub name: String,
+    pub status: CaseStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// Seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<f64>,
+    /// The failure's `message` attribute (or its first text line).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// The failure's text (stack trace, assertion diff), bounded.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+impl TestCase {
+    /// `classname::name`, or the name alone when it already carries the class (jest-junit).
+    pub fn full_name(&self) -> String {
+        if self.classname.is_empty() || self.name.starts_with(&self.classname) {
+            self.name.clone()
+        } else {
+            format!("{}::{}", self.classname, self.name)
+        }
+    }
+
+    pub fn is_failure(&self) -> bool {
+        matches!(self.status, CaseStatus::Failed | CaseStatus::Errored)
+    }
+}
+
+/// Counts of a set of test cases.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestCounts {
+    pub tests: u64,
+    pub passed: u64,
+    pub failed: u64,
+    pub errored: u64,
+    pub skipped: u64,
+}
+
+impl TestCounts {
+    pub fn of<'a>(cases: impl IntoIterator<Item = &'a TestCase>) -> TestCounts {
+        let mut c = TestCounts::default();
+        for case in cases {
+            c.tests += 1;
+            match case.status {
+                CaseStatus::Passed => c.passed += 1,
+                CaseStatus::Failed => c.failed += 1,
+                CaseStatus::Errored => c.errored += 1,
+                CaseStatus::Skipped => c.skipped += 1,
+            }
+        }
+        c
+    }
+
+    /// `120 tests: 117 passed, 2 failed, 1 skipped` (zero figures left out).
+    pub fn describe(&self) -> String {
+        let mut parts = vec![format!("{} passed", self.passed)];
+        for (n, what) in [
+            (self.failed, "failed"),
+            (self.errored, "errored"),
+            (self.skipped, "skipped"),
+        ] {
+            if n > 0 {
+                parts.push(format!("{n} {what}"));
+            }
+        }
+        format!("{} tests: {}", self.tests, parts.join(", "))
+    }
+}
+
+/// The test results a suite's JUnit reports held.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SuiteTests {
+    /// The qa-loop suite (`unit_tests`, …).
+    pub suite: String,
+    /// The report files read (relative to the repository).
+    pub reports: Vec<String>,
+    pub counts: TestCounts,
+    /// Every case (`qa-loop-junit.xml` carries them through); only the failing ones are
+    /// serialized into `qa-result.json`.
+    #[serde(serialize_with = "failing_only")]
+    pub cases: Vec<TestCase>,
+    /// Reports that were missing, stale or unreadable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
+}
+
+fn failing_only<S: serde::Serializer>(cases: &[TestCase], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(cases.iter().filter(|c| c.is_failure()))
+}
+
 /// The result of one verification pass.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct VerificationReport {
     pub gates: Vec<Gate>,
     pub commands: Vec<CommandRun>,
+    /// Results ingested from JUnit reports, per suite.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests: Vec<SuiteTests>,
 }
 
 impl VerificationReport {

@@ -1,10 +1,11 @@
-//! `qa-loop-junit.xml` (quick-junit): one testsuite per iteration with its gates and issues, and
+//! `qa-loop-junit.xml` (quick-junit): one testsuite per iteration with its gates and issues, one
+//! per suite of ingested test results (the last verification's, every case carried through), and
 //! one for the acceptance criteria of the deciding iteration.
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::RunReport;
-use crate::model::GateStatus;
+use crate::model::{CaseStatus, GateStatus};
 
 fn failure(message: &str, ty: &str, description: &str) -> TestCaseStatus {
     let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
@@ -66,6 +67,49 @@ pub fn render(r: &RunReport<'_>) -> String {
             suite.add_test_case(tc);
         }
         report.add_test_suite(suite);
+    }
+    // The test results ingested by the last verification, carried through case by case.
+    if let Some(last) = r.history.last() {
+        for t in &last.verification.tests {
+            let mut suite = TestSuite::new(format!("{} (iteration {})", t.suite, last.iteration));
+            for rep in &t.reports {
+                suite.add_property(("report", rep.as_str()));
+            }
+            for c in &t.cases {
+                let status = match c.status {
+                    CaseStatus::Passed => TestCaseStatus::success(),
+                    CaseStatus::Failed => failure(&c.message, "failure", &c.detail),
+                    CaseStatus::Errored => {
+                        let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
+                        s.set_message(c.message.as_str()).set_type("error");
+                        if !c.detail.is_empty() {
+                            s.set_description(c.detail.as_str());
+                        }
+                        s
+                    }
+                    CaseStatus::Skipped => {
+                        let mut s = TestCaseStatus::skipped();
+                        if !c.message.is_empty() {
+                            s.set_message(c.message.as_str());
+                        }
+                        s
+                    }
+                };
+                let mut tc = TestCase::new(c.name.as_str(), status);
+                tc.set_classname(c.classname.as_str());
+                if let Some(t) = c.time.filter(|t| t.is_finite() && *t >= 0.0) {
+                    tc.set_time(std::time::Duration::from_secs_f64(t));
+                }
+                if let Some(f) = &c.file {
+                    tc.add_property(("file", f.as_str()));
+                }
+                if let Some(l) = c.line {
+                    tc.add_property(("line", l.to_string().as_str()));
+                }
+                suite.add_test_case(tc);
+            }
+            report.add_test_suite(suite);
+        }
     }
     let mut criteria = TestSuite::new("qa-loop acceptance criteria");
     if let Some(d) = r.deciding() {

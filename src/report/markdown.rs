@@ -111,6 +111,60 @@ pub fn report(r: &RunReport<'_>) -> String {
             out.push_str("| – | – | – | no automated gates |\n");
         }
         out.push('\n');
+        for t in &latest.verification.tests {
+            out.push_str(&format!(
+                "**`{}`** — {} (from {})\n\n",
+                t.suite,
+                t.counts.describe(),
+                if t.reports.is_empty() {
+                    "no report".to_string()
+                } else {
+                    t.reports.join(", ")
+                }
+            ));
+            for p in &t.problems {
+                out.push_str(&format!("- ⚠️ {}\n", p.trim()));
+            }
+            let failing: Vec<_> = t.cases.iter().filter(|c| c.is_failure()).collect();
+            for c in failing.iter().take(30) {
+                let at = match (&c.file, c.line) {
+                    (Some(f), Some(l)) => format!(" — `{f}:{l}`"),
+                    (Some(f), None) => format!(" — `{f}`"),
+                    _ => String::new(),
+                };
+                let msg = c.message.lines().next().unwrap_or_default();
+                out.push_str(&format!("- ❌ `{}`{at}: {}\n", c.full_name(), cell(msg)));
+            }
+            if failing.len() > 30 {
+                out.push_str(&format!("- … and {} more\n", failing.len() - 30));
+            }
+            if !t.problems.is_empty() || !failing.is_empty() {
+                out.push('\n');
+            }
+        }
+        let patterns: Vec<_> = latest
+            .verification
+            .gates
+            .iter()
+            .flat_map(|g| g.findings.iter().map(move |f| (g, f)))
+            .filter(|(g, _)| !g.name.ends_with("_tests"))
+            .collect();
+        if !patterns.is_empty() {
+            out.push_str("**Findings on the added lines**\n\n");
+            for (g, f) in patterns {
+                let at = match (&f.file, f.line) {
+                    (Some(file), Some(l)) => format!("`{file}:{l}` "),
+                    _ => String::new(),
+                };
+                out.push_str(&format!(
+                    "- {at}[{}{}] {}\n",
+                    f.kind,
+                    if g.required { ", blocking" } else { "" },
+                    cell(&f.title)
+                ));
+            }
+            out.push('\n');
+        }
     }
 
     if !r.recurring.is_empty() {

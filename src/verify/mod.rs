@@ -6,6 +6,7 @@
 
 pub mod capture;
 pub mod coverage;
+pub mod junit;
 pub mod process;
 
 use std::future::Future;
@@ -13,7 +14,10 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 
 use crate::config::{Strategy, Suite, SuiteKind};
-use crate::model::{CommandRun, Gate, GateStatus, IssueType, VerificationReport};
+use crate::model::{
+    CommandRun, Finding, Gate, GateStatus, IssueType, Severity, SuiteTests, TestCounts,
+    VerificationReport,
+};
 use process::{Job, Launcher};
 
 /// Runs the verification strategy in a repository.
@@ -32,6 +36,7 @@ pub struct Verifier {
 struct SuiteResult {
     gates: Vec<Gate>,
     runs: Vec<CommandRun>,
+    tests: Option<SuiteTests>,
 }
 
 impl Verifier {
@@ -84,18 +89,17 @@ impl Verifier {
         for r in results {
             report.gates.extend(r.gates);
             report.commands.extend(r.runs);
+            report.tests.extend(r.tests);
         }
         if self.strategy.human_signoff_required {
-            report.gates.push(Gate {
-                name: "human_signoff".into(),
-                issue_type: IssueType::AcceptanceCriteria,
-                required: true,
-                status: GateStatus::Pending,
-                summary:
-                    "critical risk: waiting for a `/qa approve` comment by a user with write access"
-                        .into(),
-                excerpt: String::new(),
-            });
+            report.gates.push(Gate::new(
+                "human_signoff",
+                IssueType::AcceptanceCriteria,
+                true,
+                GateStatus::Pending,
+                "critical risk: waiting for a `/qa approve` comment by a user with write access",
+                "",
+            ));
         }
         report
     }
@@ -113,13 +117,8 @@ impl Verifier {
     async fn run_suite(&self, suite: &Suite) -> SuiteResult {
         let name = suite.kind.key().to_string();
         let issue_type = suite_issue_type(suite.kind);
-        let gate = |status, summary, excerpt| Gate {
-            name: name.clone(),
-            issue_type,
-            required: suite.required,
-            status,
-            summary,
-            excerpt,
+        let gate = |status, summary: String, excerpt: String| {
+            Gate::new(&name, issue_type, suite.required, status, summary, excerpt)
         };
         if suite.commands.is_empty() {
             let summary = format!(
@@ -129,10 +128,12 @@ impl Verifier {
             return SuiteResult {
                 gates: vec![gate(GateStatus::Failed, summary, String::new())],
                 runs: Vec::new(),
+                tests: None,
             };
         }
         let mut runs = Vec::new();
         let mut failure: Option<(String, String)> = None;
+        let started = std::time::SystemTime::now();
         for (i, command) in suite.commands.iter().enumerate() {
             tracing::info!(suite = %name, %command, "running");
             let done = self
@@ -169,17 +170,169 @@ impl Verifier {
                 break;
             }
         }
-        let mut gates = vec![match failure {
+        // Reports are read after the suite's commands wrote them.
+        let tests = junit_results(&self.root, suite, started);
+        let mut main = match &failure {
             None => gate(
                 GateStatus::Passed,
                 format!("{} command(s) passed", runs.len()),
                 String::new(),
             ),
-            Some((summary, excerpt)) => gate(GateStatus::Failed, summary, excerpt),
-        }];
-        // Reports are read after the suite's commands wrote them.
+            Some((summary, excerpt)) => gate(GateStatus::Failed, summary.clone(), excerpt.clone()),
+        };
+        if let Some(t) = &tests {
+            apply_test_results(&mut main, t, &self.root, failure.is_none());
+        }
+        let mut gates = vec![main];
         gates.extend(coverage_gate(&self.root, suite));
-        SuiteResult { gates, runs }
+        SuiteResult { gates, runs, tests }
+    }
+}
+
+/// Failing test cases turned into findings per gate; the rest are counted in the gate summary.
+const MAX_TEST_FINDINGS: usize = 20;
+/// Bytes of a failing test's text kept in its finding.
+const TEST_DETAIL_MAX: usize = 1500;
+/// A report older than its suite's start (minus this slack for coarse file-system clocks) was
+/// left by an earlier run and is ignored.
+const STALE_SLACK: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Reads the suite's `junit` reports written since `started`. `None` when the suite lists none.
+fn junit_results(root: &Path, suite: &Suite, started: std::time::SystemTime) -> Option<SuiteTests> {
+    if suite.junit.is_empty() {
+        return None;
+    }
+    let mut out = SuiteTests {
+        suite: suite.kind.key().to_string(),
+        reports: Vec::new(),
+        counts: TestCounts::default(),
+        cases: Vec::new(),
+        problems: Vec::new(),
+    };
+    let (paths, mut problems) = expand_globs(root, &suite.junit);
+    out.problems.append(&mut problems);
+    let fresh_after = started.checked_sub(STALE_SLACK).unwrap_or(started);
+    for path in paths {
+        let shown = display_path(root, &path);
+        let modified = std::fs::metadata(&path).and_then(|m| m.modified());
+        if modified.is_ok_and(|m| m < fresh_after) {
+            out.problems
+                .push(format!("{shown} is older than this run and was ignored"));
+            continue;
+        }
+        match std::fs::read_to_string(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| junit::parse(&t))
+        {
+            Ok(mut cases) => {
+                for c in &mut cases {
+                    if let Some(f) = &c.file {
+                        c.file = Some(display_path(root, Path::new(f)));
+                    }
+                }
+                out.reports.push(shown);
+                out.cases.append(&mut cases);
+            }
+            Err(e) => out.problems.push(format!("{shown}: {e}")),
+        }
+    }
+    if out.reports.is_empty() && out.problems.is_empty() {
+        out.problems.push(format!(
+            "no JUnit report matched {}",
+            suite.junit.join(", ")
+        ));
+    }
+    out.counts = TestCounts::of(&out.cases);
+    Some(out)
+}
+
+/// Glob patterns relative to `root` → existing files (sorted, unique), and bad patterns.
+fn expand_globs(root: &Path, patterns: &[String]) -> (Vec<PathBuf>, Vec<String>) {
+    let mut paths = Vec::new();
+    let mut problems = Vec::new();
+    for pattern in patterns {
+        let full = root.join(pattern);
+        match glob::glob(&full.to_string_lossy()) {
+            Ok(found) => paths.extend(found.flatten().filter(|p| p.is_file())),
+            Err(e) => problems.push(format!("bad glob `{pattern}`: {e}")),
+        }
+    }
+    paths.sort();
+    paths.dedup();
+    (paths, problems)
+}
+
+/// Adds the JUnit figures to the suite gate: failing cases fail it (also when every command
+/// exited 0, e.g. `pytest || true`) and become findings with file and line.
+fn apply_test_results(gate: &mut Gate, tests: &SuiteTests, root: &Path, commands_passed: bool) {
+    let c = tests.counts;
+    let failing: Vec<_> = tests.cases.iter().filter(|c| c.is_failure()).collect();
+    let mut summary = if tests.reports.is_empty() {
+        gate.summary.clone()
+    } else {
+        format!("{}; {}", gate.summary, c.describe())
+    };
+    for p in &tests.problems {
+        summary.push_str(&format!("; {p}"));
+    }
+    if !failing.is_empty() && commands_passed {
+        gate.status = GateStatus::Failed;
+        summary = format!(
+            "the JUnit reports hold {} failing test(s) although the commands exited 0; {summary}",
+            failing.len()
+        );
+    }
+    gate.summary = summary;
+    for case in failing.iter().take(MAX_TEST_FINDINGS) {
+        let verb = if case.status == crate::model::CaseStatus::Errored {
+            "errored"
+        } else {
+            "failed"
+        };
+        let message = case.message.lines().next().unwrap_or_default().trim();
+        let title = if message.is_empty() {
+            format!("Test `{}` {verb}", case.full_name())
+        } else {
+            format!("Test `{}` {verb}: {message}", case.full_name())
+        };
+        let mut detail: String = case.detail.clone();
+        if detail.len() > TEST_DETAIL_MAX {
+            let mut cut = TEST_DETAIL_MAX;
+            while !detail.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            detail.truncate(cut);
+            detail.push_str("\n[…]");
+        }
+        // Only locations inside the repository are kept as file/line.
+        let inside = case
+            .file
+            .as_deref()
+            .filter(|f| !Path::new(f).is_absolute() && root.join(f).exists());
+        gate.findings.push(Finding {
+            kind: gate.issue_type,
+            severity: Severity::High,
+            title,
+            file: inside.map(str::to_string),
+            line: inside.and(case.line),
+            detail,
+            fix: format!("Make `{}` pass.", case.full_name()),
+        });
+    }
+    if failing.len() > MAX_TEST_FINDINGS {
+        gate.findings.push(Finding {
+            kind: gate.issue_type,
+            severity: Severity::High,
+            title: format!(
+                "{} more failing tests in `{}` (see the JUnit reports)",
+                failing.len() - MAX_TEST_FINDINGS,
+                gate.name
+            ),
+            file: None,
+            line: None,
+            detail: tests.reports.join(", "),
+            fix: String::new(),
+        });
     }
 }
 
@@ -253,13 +406,15 @@ pub fn coverage_gate(root: &std::path::Path, suite: &Suite) -> Option<Gate> {
     }
     let name = format!("coverage:{}", suite.kind.key());
     let required = suite.required && suite.minimum_coverage.is_some();
-    let gate = |status: GateStatus, summary: String, excerpt: String| Gate {
-        name: name.clone(),
-        issue_type: IssueType::Coverage,
-        required,
-        status,
-        summary,
-        excerpt,
+    let gate = |status: GateStatus, summary: String, excerpt: String| {
+        Gate::new(
+            &name,
+            IssueType::Coverage,
+            required,
+            status,
+            summary,
+            excerpt,
+        )
     };
     if suite.coverage.is_empty() {
         return Some(gate(
@@ -271,22 +426,10 @@ pub fn coverage_gate(root: &std::path::Path, suite: &Suite) -> Option<Gate> {
             String::new(),
         ));
     }
-    let mut paths = Vec::new();
-    for pattern in &suite.coverage {
-        let full = root.join(pattern);
-        match glob::glob(&full.to_string_lossy()) {
-            Ok(found) => paths.extend(found.flatten().filter(|p| p.is_file())),
-            Err(e) => {
-                return Some(gate(
-                    GateStatus::Failed,
-                    format!("bad coverage glob `{pattern}`: {e}"),
-                    String::new(),
-                ));
-            }
-        }
+    let (paths, problems) = expand_globs(root, &suite.coverage);
+    if let Some(p) = problems.first() {
+        return Some(gate(GateStatus::Failed, p.clone(), String::new()));
     }
-    paths.sort();
-    paths.dedup();
     if paths.is_empty() {
         return Some(gate(
             GateStatus::Failed,
@@ -494,6 +637,89 @@ mod tests {
         crate::test_support::rt().block_on(v.verify());
         assert!(out.join("pass-2/unit_tests-1.log").exists());
         assert!(out.join("pass-1/unit_tests-1.log").exists());
+    }
+
+    #[test]
+    fn junit_failures_fail_the_gate_even_when_commands_exit_0_and_become_located_findings() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+        std::fs::write(dir.path().join("tests/test_calc.py"), "# the tests\n").unwrap();
+        std::fs::copy(
+            "tests/fixtures/junit/pytest-9.2.0-xunit1.xml",
+            dir.path().join("pytest.xml"),
+        )
+        .unwrap();
+        let s = Suite {
+            // `|| true` hides pytest's exit code; the report still tells.
+            commands: vec!["touch pytest.xml || true".into()],
+            junit: vec!["*.xml".into(), "missing/*.xml".into()],
+            ..suite(&[], None)
+        };
+        let mut v = Verifier::new(
+            strategy(false, vec![s]),
+            dir.path().to_path_buf(),
+            Launcher::new(&Default::default(), Default::default()),
+        );
+        let report = crate::test_support::rt().block_on(v.verify());
+        let gate = &report.gates[0];
+        assert_eq!(gate.status, GateStatus::Failed);
+        assert!(
+            gate.summary
+                .contains("4 failing test(s) although the commands exited 0")
+                && gate
+                    .summary
+                    .contains("8 tests: 3 passed, 3 failed, 1 errored, 1 skipped"),
+            "{}",
+            gate.summary
+        );
+        let located: Vec<_> = gate
+            .findings
+            .iter()
+            .map(|f| (f.file.as_deref(), f.line, f.kind))
+            .collect();
+        assert_eq!(
+            located,
+            [
+                (Some("tests/test_calc.py"), Some(25), IssueType::UnitTest),
+                (Some("tests/test_calc.py"), Some(29), IssueType::UnitTest),
+                (Some("tests/test_calc.py"), Some(33), IssueType::UnitTest),
+                (Some("tests/test_calc.py"), Some(8), IssueType::UnitTest),
+            ]
+        );
+        assert!(
+            gate.findings[3]
+                .title
+                .starts_with("Test `tests.test_calc::test_fixture_error` errored")
+        );
+        let t = &report.tests[0];
+        assert_eq!(
+            (t.reports.as_slice(), t.cases.len()),
+            (&["pytest.xml".to_string()][..], 8)
+        );
+
+        // A report left by an earlier run is not taken as this run's result.
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        let f = std::fs::File::options()
+            .write(true)
+            .open(dir.path().join("pytest.xml"))
+            .unwrap();
+        f.set_modified(old).unwrap();
+        let s = Suite {
+            commands: vec!["true".into()],
+            junit: vec!["pytest.xml".into()],
+            ..suite(&[], None)
+        };
+        v.strategy = strategy(false, vec![s]);
+        let report = crate::test_support::rt().block_on(v.verify());
+        let gate = &report.gates[0];
+        assert_eq!(gate.status, GateStatus::Passed, "{}", gate.summary);
+        assert!(
+            gate.summary
+                .contains("pytest.xml is older than this run and was ignored"),
+            "{}",
+            gate.summary
+        );
+        assert!(report.tests[0].cases.is_empty());
     }
 
     #[test]
