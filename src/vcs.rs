@@ -24,9 +24,19 @@ pub async fn git(root: &Path, args: &[&str]) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// The change under review: `git diff <base>` plus the untracked files (by name).
+/// The commit to diff against: the merge base of `base` and `HEAD` (what a pull request changes),
+/// or `base` itself when there is none (`HEAD`, a shallow clone).
+pub async fn merge_base(root: &Path, base: &str) -> String {
+    match git(root, &["merge-base", base, "HEAD"]).await {
+        Ok(sha) if !sha.trim().is_empty() => sha.trim().to_string(),
+        _ => base.to_string(),
+    }
+}
+
+/// The change under review: `git diff <merge-base>` plus the untracked files (by name).
 pub async fn diff(root: &Path, base: &str) -> Result<String, String> {
-    let mut out = git(root, &["diff", "--no-color", "--no-ext-diff", base, "--"]).await?;
+    let base = merge_base(root, base).await;
+    let mut out = git(root, &["diff", "--no-color", "--no-ext-diff", &base, "--"]).await?;
     let untracked = git(root, &["ls-files", "--others", "--exclude-standard"]).await?;
     let files: Vec<&str> = untracked.lines().filter(|l| !l.is_empty()).collect();
     if !files.is_empty() {
@@ -43,5 +53,177 @@ pub fn default_base() -> String {
     match std::env::var("GITHUB_BASE_REF") {
         Ok(b) if !b.is_empty() => format!("origin/{b}"),
         _ => "HEAD".to_string(),
+    }
+}
+
+/// Lines the change adds, per file (repository-relative path → `(line number, text)`).
+pub type AddedLines = std::collections::BTreeMap<String, Vec<(u32, String)>>;
+
+/// Largest untracked file whose lines count as added.
+const MAX_UNTRACKED_BYTES: u64 = 1024 * 1024;
+
+/// The lines added since the merge base of `base` (working tree, staged or not), plus every line
+/// of untracked files (text files up to 1 MiB).
+pub async fn added_lines(root: &Path, base: &str) -> Result<AddedLines, String> {
+    let base = merge_base(root, base).await;
+    let diff = git(
+        root,
+        &[
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--unified=0",
+            "--no-renames",
+            &base,
+            "--",
+        ],
+    )
+    .await?;
+    let mut out = parse_added_lines(&diff);
+    let untracked = git(root, &["ls-files", "--others", "--exclude-standard", "-z"]).await?;
+    for file in untracked.split('\0').filter(|f| !f.is_empty()) {
+        let path = root.join(file);
+        let small =
+            std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= MAX_UNTRACKED_BYTES);
+        if !small {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        if bytes.contains(&0) {
+            continue; // binary
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        out.insert(
+            file.to_string(),
+            text.lines()
+                .enumerate()
+                .map(|(i, l)| (i as u32 + 1, l.to_string()))
+                .collect(),
+        );
+    }
+    Ok(out)
+}
+
+/// Parses `git diff --unified=0` output into added lines per file.
+pub fn parse_added_lines(diff: &str) -> AddedLines {
+    let mut out = AddedLines::new();
+    let mut file: Option<String> = None;
+    let mut next: u32 = 0;
+    for line in diff.lines() {
+        if let Some(rest) = line.strip_prefix("+++ ") {
+            file = match rest {
+                "/dev/null" => None,
+                p => Some(unquote(p).trim_start_matches("b/").to_string()),
+            };
+        } else if line.starts_with("--- ") || line.starts_with("diff --git ") {
+            continue;
+        } else if let Some(hunk) = line.strip_prefix("@@ ") {
+            // `@@ -a,b +c,d @@`: added lines start at c.
+            next = hunk
+                .split_whitespace()
+                .find_map(|p| p.strip_prefix('+'))
+                .and_then(|p| p.split(',').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+        } else if let Some(text) = line.strip_prefix('+') {
+            if let Some(f) = &file {
+                out.entry(f.clone())
+                    .or_default()
+                    .push((next, text.to_string()));
+            }
+            next += 1;
+        }
+    }
+    out
+}
+
+/// git quotes unusual paths: `"b/sp\303\251cial.py"`; the quotes are dropped (escapes kept).
+fn unquote(p: &str) -> &str {
+    p.strip_prefix('"')
+        .and_then(|p| p.strip_suffix('"'))
+        .unwrap_or(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn added_lines_come_from_hunk_headers() {
+        let diff = "diff --git a/calc.py b/calc.py
+index 1..2 100644
+--- a/calc.py
++++ b/calc.py
+@@ -2 +2 @@ def add(a, b):
+-    return a - b
++    return a + b
+@@ -10,0 +11,2 @@ def sub(a, b):
++    print(a)
++    # TODO: negative numbers
+diff --git a/old.py b/old.py
+deleted file mode 100644
+--- a/old.py
++++ /dev/null
+@@ -1 +0,0 @@
+-gone
+diff --git a/new.js b/new.js
+new file mode 100644
+--- /dev/null
++++ b/new.js
+@@ -0,0 +1 @@
++console.log('x')
+";
+        let got = parse_added_lines(diff);
+        assert_eq!(
+            got["calc.py"],
+            [
+                (2, "    return a + b".to_string()),
+                (11, "    print(a)".to_string()),
+                (12, "    # TODO: negative numbers".to_string())
+            ]
+        );
+        assert_eq!(got["new.js"], [(1, "console.log('x')".to_string())]);
+        assert!(!got.contains_key("old.py"));
+    }
+
+    #[test]
+    fn added_lines_of_a_real_repository_include_untracked_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .args([
+                    "-c",
+                    "user.name=t",
+                    "-c",
+                    "user.email=t@t.invalid",
+                    "-c",
+                    "commit.gpgsign=false",
+                ])
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .unwrap();
+            assert!(
+                ok.status.success(),
+                "{}",
+                String::from_utf8_lossy(&ok.stderr)
+            );
+        };
+        std::fs::write(dir.path().join("a.py"), "one\ntwo\n").unwrap();
+        run(&["init", "-q"]);
+        run(&["add", "-A"]);
+        run(&["commit", "-q", "-m", "i"]);
+        std::fs::write(dir.path().join("a.py"), "one\nTWO\nthree\n").unwrap();
+        std::fs::write(dir.path().join("b.py"), "new\n").unwrap();
+        let got = crate::test_support::rt()
+            .block_on(added_lines(dir.path(), "HEAD"))
+            .unwrap();
+        assert_eq!(
+            got["a.py"],
+            [(2, "TWO".to_string()), (3, "three".to_string())]
+        );
+        assert_eq!(got["b.py"], [(1, "new".to_string())]);
     }
 }

@@ -658,3 +658,60 @@ fn junit_results_become_located_issues_and_are_carried_into_the_junit_output() {
         "{report}"
     );
 }
+
+#[test]
+fn a_key_added_by_the_change_blocks_approval_and_is_never_repeated() {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), json!({"calls": [verdict("approved", 95, "")]}));
+    let key = "AKIAIOSFODNN7EXAMPLE";
+    std::fs::write(
+        dir.path().join("calc.py"),
+        format!("AWS = '{key}'\n\ndef add(a, b):\n    print(a)\n    return a + b\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("test_calc.py"),
+        "from calc import add\nassert add(2, 2) == 4\n",
+    )
+    .unwrap();
+    let o = qa(
+        dir.path(),
+        &[
+            "run",
+            "--provider",
+            "replay",
+            "--replay-session",
+            "session.json",
+            "--max-iterations",
+            "1",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let result = qa_result(dir.path());
+    let issues = result["issues"].as_array().unwrap();
+    assert_eq!(
+        issues.len(),
+        1,
+        "only the blocking finding is an issue: {issues:#?}"
+    );
+    assert_eq!(issues[0]["type"], "security");
+    assert_eq!(issues[0]["file"], "calc.py");
+    assert_eq!(issues[0]["line"], 1);
+    let gates = &result["history"][0]["verification"]["gates"];
+    let advisory = gates
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == "patterns:advisory")
+        .unwrap();
+    assert_eq!(
+        advisory["findings"][0]["line"], 4,
+        "the print() is advisory"
+    );
+    for file in ["qa-result.json", "qa_report.md", "qa-loop-junit.xml"] {
+        let text = std::fs::read_to_string(dir.path().join(".qa-loop").join(file)).unwrap();
+        assert!(!text.contains(key), "{file} repeats the key");
+        assert!(text.contains("AKIA…"), "{file} names the finding");
+    }
+    assert!(!stderr(&o).contains(key));
+}

@@ -296,6 +296,33 @@ fn validate_view(inputs: &config::Inputs, json: bool) -> String {
             out.push_str(&format!("  minimum coverage: {m}%\n"));
         }
     }
+    match &st.pattern_checks {
+        None => out.push_str("\npattern checks: off\n"),
+        Some(p) => {
+            let rules = crate::verify::patterns::rules(p);
+            let list = |blocking: bool| {
+                let mut ids: Vec<&str> = rules
+                    .iter()
+                    .filter(|r| r.blocking == blocking)
+                    .map(|r| r.id.as_str())
+                    .collect();
+                ids.dedup();
+                if ids.is_empty() {
+                    "none".to_string()
+                } else {
+                    ids.join(", ")
+                }
+            };
+            out.push_str(&format!(
+                "\npattern checks on added lines: blocking {}; advisory {}\n",
+                list(true),
+                list(false)
+            ));
+            if !p.exclude.is_empty() {
+                out.push_str(&format!("  excluded: {}\n", p.exclude.join(", ")));
+            }
+        }
+    }
     out.push_str(&format!("\nacceptance criteria ({}):\n", st.criteria.len()));
     if st.criteria.is_empty() {
         out.push_str("  (none: the reviewer will judge against the PR title and description)\n");

@@ -300,7 +300,8 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
     };
     let mut verifier = RepoVerifier(
         crate::verify::Verifier::new(strategy.clone(), root.clone(), launcher)
-            .with_logs(settings.out_dir.join(files::LOGS_DIR)),
+            .with_logs(settings.out_dir.join(files::LOGS_DIR))
+            .with_diff_base(crate::vcs::default_base(), own_paths(settings)),
     );
     let mut engine = Engine::new(policy(settings));
     let outcome = driver::drive(
@@ -327,6 +328,20 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
         report_path,
         out_dir: settings.out_dir.clone(),
     })
+}
+
+/// qa-loop's own files, relative to the root (`.qa-loop/`, the plan): never pattern-checked.
+fn own_paths(settings: &Settings) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Ok(rel) = settings.out_dir.strip_prefix(&settings.root) {
+        out.push(format!("{}/", rel.display()));
+    }
+    if let Some(plan) = &settings.plan
+        && let Ok(rel) = plan.strip_prefix(&settings.root)
+    {
+        out.push(rel.display().to_string());
+    }
+    out
 }
 
 /// The loop's rules from the settings.

@@ -161,6 +161,121 @@ pub struct SuiteConfig {
     pub timeout: Option<DurationSetting>,
 }
 
+/// The built-in checks run on the lines a change adds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, JsonSchema, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BuiltinCheck {
+    /// `console.log(`, `debugger`, `print(`, `pdb.set_trace()`, `breakpoint()`, `dbg!(`,
+    /// `binding.pry`, `var_dump(`, `System.out.println(` … by file extension.
+    DebugStatement,
+    /// `<<<<<<< ` and `>>>>>>> ` lines left by a merge.
+    ConflictMarker,
+    /// New `TODO`, `FIXME`, `XXX`, `HACK` notes.
+    Todo,
+    /// `-----BEGIN … PRIVATE KEY-----`.
+    PrivateKey,
+    /// Cloud and service credentials: AWS access key ids, GitHub, Slack, Google, Stripe,
+    /// OpenAI and Anthropic key shapes.
+    CloudKey,
+}
+
+impl BuiltinCheck {
+    pub const ALL: [BuiltinCheck; 5] = [
+        BuiltinCheck::DebugStatement,
+        BuiltinCheck::ConflictMarker,
+        BuiltinCheck::Todo,
+        BuiltinCheck::PrivateKey,
+        BuiltinCheck::CloudKey,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            BuiltinCheck::DebugStatement => "debug_statement",
+            BuiltinCheck::ConflictMarker => "conflict_marker",
+            BuiltinCheck::Todo => "todo",
+            BuiltinCheck::PrivateKey => "private_key",
+            BuiltinCheck::CloudKey => "cloud_key",
+        }
+    }
+
+    /// Blocking unless `pattern_checks.blocking` says otherwise.
+    pub fn blocking_by_default(self) -> bool {
+        matches!(
+            self,
+            BuiltinCheck::ConflictMarker | BuiltinCheck::PrivateKey | BuiltinCheck::CloudKey
+        )
+    }
+}
+
+/// The issue type a custom pattern's findings get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PatternKind {
+    CodeQuality,
+    Security,
+}
+
+/// A regular expression, checked when the config is read.
+#[derive(Debug, Clone, PartialEq, JsonSchema, serde::Serialize)]
+#[serde(transparent)]
+pub struct RegexSetting(pub String);
+
+impl<'de> Deserialize<'de> for RegexSetting {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        regex::Regex::new(&text).map_err(|e| {
+            serde::de::Error::custom(format!(
+                "invalid regular expression: {}",
+                e.to_string().lines().last().unwrap_or_default().trim()
+            ))
+        })?;
+        Ok(RegexSetting(text))
+    }
+}
+
+/// A project-specific pattern to flag on added lines.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CustomPattern {
+    /// A short id shown with each finding.
+    pub id: String,
+    /// The regular expression (Rust `regex` syntax) matched against each added line.
+    pub pattern: RegexSetting,
+    /// What the finding says.
+    pub message: String,
+    /// `code_quality` (default) or `security`.
+    #[serde(default, rename = "type")]
+    pub kind: Option<PatternKind>,
+    /// Globs of the files checked (default: every file).
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// Whether a finding fails the `patterns` gate (default false).
+    #[serde(default)]
+    pub blocking: Option<bool>,
+}
+
+/// Checks run on the lines the change adds (against the diff base).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PatternChecksConfig {
+    /// Turn every pattern check off (default true: on).
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    /// Built-in checks to turn off.
+    #[serde(default)]
+    pub disable: Vec<BuiltinCheck>,
+    /// Built-in checks whose findings fail the required `patterns` gate (default:
+    /// `conflict_marker`, `private_key`, `cloud_key`). The others are advisory.
+    #[serde(default)]
+    pub blocking: Option<Vec<BuiltinCheck>>,
+    /// Globs of files never checked (fixtures with fake keys, vendored code).
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// Project-specific patterns.
+    #[serde(default)]
+    pub custom: Vec<CustomPattern>,
+}
+
 /// How qa-loop answers an agent's approval prompt in a conversation scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -238,6 +353,9 @@ pub struct StrategyLayer {
     /// Run independent suites concurrently.
     #[serde(default)]
     pub parallel: Option<bool>,
+    /// Checks on the lines the change adds.
+    #[serde(default)]
+    pub pattern_checks: Option<PatternChecksConfig>,
 }
 
 impl StrategyLayer {
@@ -252,6 +370,7 @@ impl StrategyLayer {
             conversations: self.conversations.or(lower.conversations),
             timeout: self.timeout.or(lower.timeout),
             parallel: self.parallel.or(lower.parallel),
+            pattern_checks: self.pattern_checks.or(lower.pattern_checks),
         }
     }
 }
@@ -290,6 +409,9 @@ pub struct ConfigFile {
     /// Run independent suites concurrently.
     #[serde(default)]
     pub parallel: Option<bool>,
+    /// Checks on the lines the change adds (debug statements, conflict markers, TODOs, keys).
+    #[serde(default)]
+    pub pattern_checks: Option<PatternChecksConfig>,
 
     // ---- run settings (flags; CLI and env win) ----
     /// Path of an `implementation_plan.json` (`--plan`).
@@ -366,6 +488,7 @@ impl ConfigFile {
             conversations: self.conversations.clone(),
             timeout: self.timeout,
             parallel: self.parallel,
+            pattern_checks: self.pattern_checks.clone(),
         }
     }
 }

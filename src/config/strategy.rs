@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::file::{ConversationsConfig, RiskLevel, StrategyLayer, SuiteConfig};
+use super::file::{
+    ConversationsConfig, PatternChecksConfig, RiskLevel, StrategyLayer, SuiteConfig,
+};
 
 /// Default per-command timeout.
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(20 * 60);
@@ -117,6 +119,8 @@ pub struct Strategy {
     /// `critical` risk: a human must sign off before approval.
     pub human_signoff_required: bool,
     pub criteria: Vec<Criterion>,
+    /// Checks on added lines; `None` when turned off.
+    pub pattern_checks: Option<PatternChecksConfig>,
 }
 
 impl Strategy {
@@ -164,6 +168,10 @@ impl Strategy {
             no_test_project,
             human_signoff_required: risk == RiskLevel::Critical,
             criteria,
+            pattern_checks: match layer.pattern_checks.clone() {
+                Some(p) if p.enabled == Some(false) => None,
+                p => Some(p.unwrap_or_default()),
+            },
         }
     }
 }

@@ -7,6 +7,7 @@
 pub mod capture;
 pub mod coverage;
 pub mod junit;
+pub mod patterns;
 pub mod process;
 
 use std::future::Future;
@@ -30,6 +31,10 @@ pub struct Verifier {
     log_dir: Option<PathBuf>,
     /// Verification passes run so far (log files are numbered by pass).
     passes: u32,
+    /// What the change is compared with (pattern checks, added-line coverage).
+    diff_base: Option<String>,
+    /// Path prefixes (relative to the root) never pattern-checked: qa-loop's own out dir.
+    own_paths: Vec<String>,
 }
 
 /// What one suite produced.
@@ -47,7 +52,17 @@ impl Verifier {
             launcher,
             log_dir: None,
             passes: 0,
+            diff_base: None,
+            own_paths: Vec::new(),
         }
+    }
+
+    /// Compares the change with `base` (its merge base with `HEAD`); `own_paths` (the out dir,
+    /// the plan) are never pattern-checked.
+    pub fn with_diff_base(mut self, base: String, own_paths: Vec<String>) -> Self {
+        self.diff_base = Some(base);
+        self.own_paths = own_paths;
+        self
     }
 
     /// Streams every command's output to `dir/pass-<n>/<suite>-<k>.log`.
@@ -90,6 +105,15 @@ impl Verifier {
             report.gates.extend(r.gates);
             report.commands.extend(r.runs);
             report.tests.extend(r.tests);
+        }
+        if let (Some(cfg), Some(base)) = (&self.strategy.pattern_checks, &self.diff_base) {
+            match crate::vcs::added_lines(&self.root, base).await {
+                Ok(added) => {
+                    let found = patterns::check(&added, cfg, &self.own_paths);
+                    report.gates.extend(patterns::gates(found, added.len()));
+                }
+                Err(e) => tracing::warn!("pattern checks skipped: cannot diff against {base}: {e}"),
+            }
         }
         if self.strategy.human_signoff_required {
             report.gates.push(Gate::new(
@@ -536,6 +560,7 @@ mod tests {
             no_test_project: false,
             human_signoff_required: false,
             criteria: vec![],
+            pattern_checks: None,
         }
     }
 
