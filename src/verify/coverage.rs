@@ -52,6 +52,8 @@ pub struct Coverage {
     pub overall: Counts,
     /// Per source file.
     pub files: BTreeMap<String, Counts>,
+    /// Per source file, each measured line and whether it ran (Go: every line of a block).
+    pub lines: BTreeMap<String, BTreeMap<u64, bool>>,
 }
 
 /// Detects the format and parses.
@@ -88,6 +90,7 @@ fn totals(files: &BTreeMap<String, Counts>) -> Counts {
 /// lcov: `SF:` … `DA:line,hits` … `LF:`/`LH:` … `end_of_record`.
 pub fn parse_lcov(text: &str) -> Result<Coverage, String> {
     let mut files: BTreeMap<String, Counts> = BTreeMap::new();
+    let mut per_line: BTreeMap<String, BTreeMap<u64, bool>> = BTreeMap::new();
     // The open record: source file, DA lines (covered?), LF, LH.
     type Record = (String, BTreeMap<u64, bool>, Option<u64>, Option<u64>);
     let mut current: Option<Record> = None;
@@ -119,6 +122,10 @@ pub fn parse_lcov(text: &str) -> Result<Coverage, String> {
             let (path, lines, lf, lh) = current
                 .take()
                 .ok_or_else(|| at("end_of_record without SF"))?;
+            let measured = per_line.entry(path.clone()).or_default();
+            for (l, c) in &lines {
+                *measured.entry(*l).or_insert(false) |= *c;
+            }
             // DA lines are the ground truth; LF/LH only when there are none.
             let counts = if lines.is_empty() {
                 Counts {
@@ -141,6 +148,7 @@ pub fn parse_lcov(text: &str) -> Result<Coverage, String> {
         format: Format::Lcov,
         overall: totals(&files),
         files,
+        lines: per_line,
     })
 }
 
@@ -173,7 +181,17 @@ pub fn parse_go(text: &str) -> Result<Coverage, String> {
         e.1 |= count > 0;
     }
     let mut files: BTreeMap<String, Counts> = BTreeMap::new();
-    for ((file, _), (stmts, hit)) in blocks {
+    let mut per_line: BTreeMap<String, BTreeMap<u64, bool>> = BTreeMap::new();
+    for ((file, range), (stmts, hit)) in blocks {
+        // `l1.c1,l2.c2`: every line of the block is measured.
+        let line_of = |p: Option<&str>| p.and_then(|p| p.split('.').next()?.parse::<u64>().ok());
+        let mut ends = range.split(',');
+        if let (Some(a), Some(b)) = (line_of(ends.next()), line_of(ends.next())) {
+            let measured = per_line.entry(file.clone()).or_default();
+            for l in a..=b.min(a + 10_000) {
+                *measured.entry(l).or_insert(false) |= hit;
+            }
+        }
         files.entry(file).or_default().add(Counts {
             covered: if hit { stmts } else { 0 },
             total: stmts,
@@ -183,6 +201,7 @@ pub fn parse_go(text: &str) -> Result<Coverage, String> {
         format: Format::GoProfile,
         overall: totals(&files),
         files,
+        lines: per_line,
     })
 }
 
@@ -265,10 +284,10 @@ pub fn parse_cobertura(text: &str) -> Result<Coverage, String> {
         }
     }
     let files: BTreeMap<String, Counts> = per_file
-        .into_iter()
+        .iter()
         .map(|(f, lines)| {
             (
-                f,
+                f.clone(),
                 Counts {
                     covered: lines.values().filter(|c| **c).count() as u64,
                     total: lines.len() as u64,
@@ -280,6 +299,7 @@ pub fn parse_cobertura(text: &str) -> Result<Coverage, String> {
         format: Format::Cobertura,
         overall: totals(&files),
         files,
+        lines: per_file,
     })
 }
 
@@ -292,6 +312,7 @@ pub fn parse_jacoco(text: &str) -> Result<Coverage, String> {
     let mut package = String::new();
     let mut sourcefile: Option<String> = None;
     let mut report_total: Option<Counts> = None;
+    let mut per_line: BTreeMap<String, BTreeMap<u64, bool>> = BTreeMap::new();
     loop {
         let ev = reader
             .read_event()
@@ -305,6 +326,32 @@ pub fn parse_jacoco(text: &str) -> Result<Coverage, String> {
                     _ => {}
                 }
                 stack.push(name);
+            }
+            Event::Empty(e)
+                if e.local_name().as_ref() == "line"
+                    && stack.last().map(String::as_str) == Some("sourcefile") =>
+            {
+                // `<line nr mi ci mb cb>`: covered when a covered instruction ran on it.
+                let num = |k: &str| attr(&e, k).and_then(|v| v.parse::<u64>().ok());
+                let (Some(nr), Some(mi), Some(ci)) = (num("nr"), num("mi"), num("ci")) else {
+                    return Err(format!(
+                        "line {}: <line> needs numeric nr, mi and ci",
+                        text.as_bytes()[..(reader.buffer_position() as usize).min(text.len())]
+                            .iter()
+                            .filter(|&&b| b == b'\n')
+                            .count()
+                            + 1
+                    ));
+                };
+                if mi + ci > 0 {
+                    let name = sourcefile.clone().unwrap_or_default();
+                    let path = if package.is_empty() {
+                        name
+                    } else {
+                        format!("{package}/{name}")
+                    };
+                    *per_line.entry(path).or_default().entry(nr).or_insert(false) |= ci > 0;
+                }
             }
             Event::Empty(e)
                 if e.local_name().as_ref() == "counter"
@@ -346,6 +393,7 @@ pub fn parse_jacoco(text: &str) -> Result<Coverage, String> {
         format: Format::Jacoco,
         overall,
         files,
+        lines: per_line,
     })
 }
 
@@ -386,6 +434,26 @@ mod tests {
     #[test]
     fn go_profile_is_statement_coverage_with_merged_blocks() {
         let text = "mode: set\nexample.com/m/a.go:3.14,5.2 2 1\nexample.com/m/a.go:7.1,9.2 3 0\nexample.com/m/a.go:7.1,9.2 3 1\nexample.com/m/b.go:1.1,2.2 5 0\n";
+        let lines = &parse(text).unwrap().lines;
+        let a: Vec<_> = lines["example.com/m/a.go"]
+            .iter()
+            .map(|(l, c)| (*l, *c))
+            .collect();
+        assert_eq!(
+            a,
+            [
+                (3, true),
+                (4, true),
+                (5, true),
+                (7, true),
+                (8, true),
+                (9, true)
+            ]
+        );
+        assert_eq!(
+            lines["example.com/m/b.go"].values().filter(|c| **c).count(),
+            0
+        );
         let c = parse(text).unwrap();
         assert_eq!(c.format, Format::GoProfile);
         assert_eq!(
@@ -417,6 +485,17 @@ mod tests {
                 total: 3
             }
         );
+        // Line-level data comes from `<line nr mi ci>` of the source file.
+        let lines: Vec<_> = c.lines["com/acme/A.java"]
+            .iter()
+            .map(|(l, h)| (*l, *h))
+            .collect();
+        assert_eq!(lines, [(3, true)]);
+        let missed = text.replace(
+            r#"<line nr="3" mi="0" ci="2""#,
+            r#"<line nr="3" mi="2" ci="0""#,
+        );
+        assert!(!parse(&missed).unwrap().lines["com/acme/A.java"][&3]);
     }
 
     #[test]

@@ -19,6 +19,7 @@ use crate::model::{
     CommandRun, Finding, Gate, GateStatus, IssueType, Severity, SuiteTests, TestCounts,
     VerificationReport,
 };
+use crate::vcs::AddedLines;
 use process::{Job, Launcher};
 
 /// Runs the verification strategy in a repository.
@@ -84,19 +85,33 @@ impl Verifier {
             }
         }
         self.passes += 1;
+        // The lines the change adds: for pattern checks and for the coverage of new code.
+        let added = match &self.diff_base {
+            Some(base) => match crate::vcs::added_lines(&self.root, base).await {
+                Ok(a) => Some(a),
+                Err(e) => {
+                    tracing::warn!(
+                        "pattern checks and added-line coverage skipped: cannot diff against {base}: {e}"
+                    );
+                    None
+                }
+            },
+            None => None,
+        };
+        let added = added.as_ref();
         let suites = &self.strategy.suites;
         let results: Vec<SuiteResult> = if self.strategy.parallel && suites.len() > 1 {
             join_all(
                 suites
                     .iter()
-                    .map(|s| Box::pin(self.run_suite(s)) as _)
+                    .map(|s| Box::pin(self.run_suite(s, added)) as _)
                     .collect(),
             )
             .await
         } else {
             let mut out = Vec::new();
             for suite in suites {
-                out.push(self.run_suite(suite).await);
+                out.push(self.run_suite(suite, added).await);
             }
             out
         };
@@ -106,14 +121,9 @@ impl Verifier {
             report.commands.extend(r.runs);
             report.tests.extend(r.tests);
         }
-        if let (Some(cfg), Some(base)) = (&self.strategy.pattern_checks, &self.diff_base) {
-            match crate::vcs::added_lines(&self.root, base).await {
-                Ok(added) => {
-                    let found = patterns::check(&added, cfg, &self.own_paths);
-                    report.gates.extend(patterns::gates(found, added.len()));
-                }
-                Err(e) => tracing::warn!("pattern checks skipped: cannot diff against {base}: {e}"),
-            }
+        if let (Some(cfg), Some(added)) = (&self.strategy.pattern_checks, added) {
+            let found = patterns::check(added, cfg, &self.own_paths);
+            report.gates.extend(patterns::gates(found, added.len()));
         }
         if self.strategy.human_signoff_required {
             report.gates.push(Gate::new(
@@ -138,7 +148,7 @@ impl Verifier {
         })
     }
 
-    async fn run_suite(&self, suite: &Suite) -> SuiteResult {
+    async fn run_suite(&self, suite: &Suite, added: Option<&AddedLines>) -> SuiteResult {
         let name = suite.kind.key().to_string();
         let issue_type = suite_issue_type(suite.kind);
         let gate = |status, summary: String, excerpt: String| {
@@ -208,7 +218,7 @@ impl Verifier {
             apply_test_results(&mut main, t, &self.root, failure.is_none());
         }
         let mut gates = vec![main];
-        gates.extend(coverage_gate(&self.root, suite));
+        gates.extend(coverage_gate(&self.root, suite, added));
         SuiteResult { gates, runs, tests }
     }
 }
@@ -360,6 +370,81 @@ fn apply_test_results(gate: &mut Gate, tests: &SuiteTests, root: &Path, commands
     }
 }
 
+/// How much of the code a change adds its tests run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AddedCoverage {
+    /// Added lines the reports measure (executable lines).
+    pub measured: u64,
+    pub covered: u64,
+    /// Added lines that never ran, per file.
+    pub uncovered: std::collections::BTreeMap<String, Vec<u32>>,
+}
+
+impl AddedCoverage {
+    pub fn describe(&self) -> String {
+        if self.measured == 0 {
+            return "no line added by the change is measured by the reports".into();
+        }
+        format!(
+            "lines added by the change: {}/{} covered ({:.1}%)",
+            self.covered,
+            self.measured,
+            self.covered as f64 * 100.0 / self.measured as f64
+        )
+    }
+
+    fn uncovered_text(&self) -> String {
+        let mut out = String::from("Added lines the tests never ran:");
+        for (f, ls) in self.uncovered.iter().take(20) {
+            let shown: Vec<String> = ls.iter().take(30).map(u32::to_string).collect();
+            out.push_str(&format!("\n  {f}: {}", shown.join(", ")));
+        }
+        out
+    }
+}
+
+/// Matches the reports' files to the changed files (reports may use absolute paths or paths
+/// relative to a source root) and counts the added lines they measure.
+pub fn added_line_coverage(
+    root: &Path,
+    lines: &std::collections::BTreeMap<String, std::collections::BTreeMap<u64, bool>>,
+    added: &AddedLines,
+) -> AddedCoverage {
+    let mut out = AddedCoverage::default();
+    for (report_path, measured) in lines {
+        let rel = Path::new(report_path)
+            .strip_prefix(root)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| report_path.clone());
+        let rel = rel.trim_start_matches("./");
+        let changed = added.get(rel).map(|l| (rel.to_string(), l)).or_else(|| {
+            added
+                .iter()
+                .find(|(k, _)| {
+                    k.ends_with(&format!("/{rel}")) || rel.ends_with(&format!("/{}", k.as_str()))
+                })
+                .map(|(k, l)| (k.clone(), l))
+        });
+        let Some((file, new_lines)) = changed else {
+            continue;
+        };
+        for (n, _) in new_lines {
+            match measured.get(&u64::from(*n)) {
+                Some(true) => {
+                    out.measured += 1;
+                    out.covered += 1;
+                }
+                Some(false) => {
+                    out.measured += 1;
+                    out.uncovered.entry(file.clone()).or_default().push(*n);
+                }
+                None => {}
+            }
+        }
+    }
+    out
+}
+
 fn suite_issue_type(kind: SuiteKind) -> IssueType {
     match kind {
         SuiteKind::Unit => IssueType::UnitTest,
@@ -424,7 +509,7 @@ async fn join_all<'a, T>(mut futures: Vec<BoxFuture<'a, T>>) -> Vec<T> {
 
 /// The `coverage:<suite>` gate: required when the suite is and it sets `minimum_coverage`;
 /// advisory (informational) when it only lists reports.
-pub fn coverage_gate(root: &std::path::Path, suite: &Suite) -> Option<Gate> {
+pub fn coverage_gate(root: &Path, suite: &Suite, added: Option<&AddedLines>) -> Option<Gate> {
     if suite.coverage.is_empty() && suite.minimum_coverage.is_none() {
         return None;
     }
@@ -463,6 +548,8 @@ pub fn coverage_gate(root: &std::path::Path, suite: &Suite) -> Option<Gate> {
     }
     let mut overall = coverage::Counts::default();
     let mut files: std::collections::BTreeMap<String, coverage::Counts> = Default::default();
+    let mut lines: std::collections::BTreeMap<String, std::collections::BTreeMap<u64, bool>> =
+        Default::default();
     let mut sources = Vec::new();
     for path in &paths {
         let shown = path
@@ -481,6 +568,12 @@ pub fn coverage_gate(root: &std::path::Path, suite: &Suite) -> Option<Gate> {
                     let e = files.entry(f).or_default();
                     e.covered += n.covered;
                     e.total += n.total;
+                }
+                for (f, measured) in c.lines {
+                    let e = lines.entry(f).or_default();
+                    for (l, hit) in measured {
+                        *e.entry(l).or_insert(false) |= hit;
+                    }
                 }
                 sources.push(format!("{shown} ({})", c.format.as_str()));
             }
@@ -505,18 +598,25 @@ pub fn coverage_gate(root: &std::path::Path, suite: &Suite) -> Option<Gate> {
         .filter_map(|(f, c)| c.percent().map(|p| (f, p)))
         .collect();
     lowest.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(b.0)));
-    let excerpt = lowest
+    let mut excerpt = lowest
         .iter()
         .take(10)
         .map(|(f, p)| format!("{p:6.1}%  {f}"))
         .collect::<Vec<_>>()
         .join("\n");
-    let measured = format!(
+    let mut measured = format!(
         "line coverage {percent:.1}% ({}/{}) from {}",
         overall.covered,
         overall.total,
         sources.join(", ")
     );
+    if let Some(added) = added {
+        let new = added_line_coverage(root, &lines, added);
+        measured.push_str(&format!("; {}", new.describe()));
+        if !new.uncovered.is_empty() {
+            excerpt = format!("{}\n\n{excerpt}", new.uncovered_text());
+        }
+    }
     Some(match suite.minimum_coverage {
         Some(min) if percent + 1e-9 < min => gate(
             GateStatus::Failed,
@@ -748,6 +848,47 @@ mod tests {
     }
 
     #[test]
+    fn coverage_of_the_added_lines_from_real_coveragepy_reports() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["coveragepy-7.17.3.cobertura.xml", "coveragepy-7.17.3.lcov"] {
+            std::fs::copy(
+                format!("tests/fixtures/coverage/{name}"),
+                dir.path().join(name),
+            )
+            .unwrap();
+        }
+        // shop/cart.py: lines 2 and 13 ran, 3 and 12 did not, 6 is not executable.
+        let mut added = AddedLines::new();
+        added.insert(
+            "shop/cart.py".into(),
+            [2, 3, 6, 12, 13].map(|n| (n, String::new())).to_vec(),
+        );
+        added.insert("README.md".into(), vec![(1, String::new())]);
+        for pattern in ["*.cobertura.xml", "*.lcov"] {
+            let g = coverage_gate(dir.path(), &suite(&[pattern], None), Some(&added)).unwrap();
+            assert!(
+                g.summary
+                    .ends_with("; lines added by the change: 2/4 covered (50.0%)"),
+                "{pattern}: {}",
+                g.summary
+            );
+            assert!(
+                g.excerpt
+                    .starts_with("Added lines the tests never ran:\n  shop/cart.py: 3, 12\n"),
+                "{pattern}: {}",
+                g.excerpt
+            );
+        }
+        let mut other = AddedLines::new();
+        other.insert("docs/x.md".into(), vec![(1, String::new())]);
+        let g = coverage_gate(dir.path(), &suite(&["*.lcov"], None), Some(&other)).unwrap();
+        assert!(
+            g.summary
+                .ends_with("no line added by the change is measured by the reports")
+        );
+    }
+
+    #[test]
     fn coverage_gate_enforces_the_minimum_on_real_coveragepy_reports() {
         let dir = tempfile::tempdir().unwrap();
         for name in ["coveragepy-7.17.3.cobertura.xml", "coveragepy-7.17.3.lcov"] {
@@ -759,7 +900,7 @@ mod tests {
         }
         // coverage.py's own total for this project: 15/19 = 78.947%.
         for pattern in ["*.cobertura.xml", "*.lcov"] {
-            let g = coverage_gate(dir.path(), &suite(&[pattern], Some(80.0))).unwrap();
+            let g = coverage_gate(dir.path(), &suite(&[pattern], Some(80.0)), None).unwrap();
             assert_eq!(
                 (g.status, g.required),
                 (GateStatus::Failed, true),
@@ -776,19 +917,19 @@ mod tests {
                 "{pattern}: {}",
                 g.excerpt
             );
-            let g = coverage_gate(dir.path(), &suite(&[pattern], Some(78.9))).unwrap();
+            let g = coverage_gate(dir.path(), &suite(&[pattern], Some(78.9)), None).unwrap();
             assert_eq!(g.status, GateStatus::Passed, "{}", g.summary);
         }
-        let g = coverage_gate(dir.path(), &suite(&["*.lcov"], None)).unwrap();
+        let g = coverage_gate(dir.path(), &suite(&["*.lcov"], None), None).unwrap();
         assert_eq!((g.status, g.required), (GateStatus::Passed, false));
-        let g = coverage_gate(dir.path(), &suite(&["nothing/*.xml"], Some(50.0))).unwrap();
+        let g = coverage_gate(dir.path(), &suite(&["nothing/*.xml"], Some(50.0)), None).unwrap();
         assert_eq!(g.status, GateStatus::Failed);
         assert!(g.summary.contains("no coverage report matched"));
-        let g = coverage_gate(dir.path(), &suite(&[], Some(50.0))).unwrap();
+        let g = coverage_gate(dir.path(), &suite(&[], Some(50.0)), None).unwrap();
         assert!(g.summary.contains("no `coverage` reports are configured"));
         std::fs::write(dir.path().join("bad.lcov"), "SF:a\nDA:x\nend_of_record\n").unwrap();
-        let g = coverage_gate(dir.path(), &suite(&["bad.lcov"], Some(50.0))).unwrap();
+        let g = coverage_gate(dir.path(), &suite(&["bad.lcov"], Some(50.0)), None).unwrap();
         assert!(g.summary.contains("bad.lcov: line 2"), "{}", g.summary);
-        assert!(coverage_gate(dir.path(), &suite(&[], None)).is_none());
+        assert!(coverage_gate(dir.path(), &suite(&[], None), None).is_none());
     }
 }

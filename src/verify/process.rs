@@ -377,7 +377,7 @@ mod tests {
         let r = rt().block_on(async {
             let run = launcher.run(job.clone());
             let stop = async {
-                while !pidfile.exists() {
+                while std::fs::read_to_string(&pidfile).map_or(true, |p| !p.ends_with('\n')) {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
                 cancel.cancel("SIGTERM");
@@ -441,11 +441,22 @@ mod tests {
         assert!(r.output.contains("bytes omitted"));
     }
 
+    /// Whether `pid` still runs 2 s after it was sent SIGKILL (delivery is asynchronous).
     fn alive(pid: i32) -> bool {
-        // Gone, or a zombie about to be reaped by init.
-        nix::sys::signal::kill(Pid::from_raw(pid), None).is_ok()
-            && std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .is_ok_and(|s| !s.contains(") Z "))
+        let running = || {
+            // Gone, or a zombie about to be reaped by init.
+            nix::sys::signal::kill(Pid::from_raw(pid), None).is_ok()
+                && std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|s| !s.contains(") Z ") && !s.contains(") X "))
+        };
+        let until = Instant::now() + Duration::from_secs(2);
+        while running() {
+            if Instant::now() > until {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
     }
 
     #[test]
