@@ -726,3 +726,51 @@ fn a_key_added_by_the_change_blocks_approval_and_is_never_repeated() {
     }
     assert!(!stderr(&o).contains(key));
 }
+
+#[test]
+fn a_no_test_project_gets_the_reviewer_s_manual_test_plan_and_discovered_tests_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = "# Manual test plan\n\n- [ ] Run `python3 app.py 2 3` — prints 5\n- [ ] Run it with no arguments — prints the usage";
+    let mut v = verdict("approved", 90, "");
+    v["tool_calls"][0]["arguments"]["manual_test_plan"] = json!(plan);
+    project(dir.path(), json!({"calls": [v]}));
+    // No test files and no commands: a no-test project.
+    std::fs::remove_file(dir.path().join("test_calc.py")).unwrap();
+    std::fs::write(dir.path().join("qa-loop.yml"), "risk_level: low\n").unwrap();
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", "no tests"]);
+    let o = qa(dir.path(), &["validate"]);
+    assert!(stdout(&o).contains("no tests configured"), "{}", stdout(&o));
+    let o = qa(
+        dir.path(),
+        &[
+            "run",
+            "--provider",
+            "replay",
+            "--replay-session",
+            "session.json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let written = std::fs::read_to_string(dir.path().join(".qa-loop/MANUAL_TEST_PLAN.md")).unwrap();
+    assert!(
+        written.contains("The reviewer wrote this plan (iteration 1)"),
+        "{written}"
+    );
+    assert!(
+        written.contains("- [ ] Run `python3 app.py 2 3` — prints 5"),
+        "{written}"
+    );
+    assert_eq!(
+        written.matches("# Manual test plan").count(),
+        1,
+        "{written}"
+    );
+
+    // A test file that no suite runs: not a no-test project, and `validate` says how to run it.
+    std::fs::write(dir.path().join("test_calc.py"), "assert True\n").unwrap();
+    let o = qa(dir.path(), &["validate"]);
+    let out = stdout(&o);
+    assert!(!out.contains("no tests configured"), "{out}");
+    assert!(out.contains("$ python -m pytest   # test_calc.py"), "{out}");
+}

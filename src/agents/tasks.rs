@@ -17,6 +17,8 @@ pub struct ReviewBrief<'a> {
     pub earlier: &'a [IterationRecord],
     pub diff: &'a str,
     pub no_test_project: bool,
+    /// Tests found in the project that no suite runs.
+    pub discovered: &'a [crate::config::discover::Discovered],
 }
 
 /// A diff cut to a budget: whole files in order, the rest named.
@@ -69,12 +71,19 @@ pub fn review_task(b: &ReviewBrief<'_>) -> (String, Vec<String>) {
         out.push('\n');
     }
     out.push_str("## Verification results (measured by qa-loop; gates beat words)\n\n");
-    if b.verification.gates.is_empty() {
-        if b.no_test_project {
-            out.push_str("This project has no automated tests: validate by reading the code and running it where you can.\n\n");
-        } else {
-            out.push_str("No gates ran.\n\n");
+    if b.no_test_project {
+        out.push_str("This project has no automated tests: validate by reading the code and running it where you can. \
+Also put a `manual_test_plan` field in your verdict: a markdown checklist (`- [ ] step — expected result`) of the checks a \
+human should make by hand before merging, specific to this change and its acceptance criteria.\n\n");
+    } else if !b.discovered.is_empty() {
+        out.push_str("The project has tests that qa-loop was not configured to run; run them with `run_command` where useful:\n");
+        for d in b.discovered {
+            out.push_str(&format!("- `{}` ({})\n", d.command, d.evidence));
         }
+        out.push('\n');
+    }
+    if b.verification.gates.is_empty() && !b.no_test_project {
+        out.push_str("No gates ran.\n\n");
     }
     for g in &b.verification.gates {
         let status = match g.status {

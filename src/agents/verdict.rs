@@ -77,6 +77,7 @@ pub fn from_value(value: &Value) -> Result<Verdict, String> {
         summary,
         criteria,
         issues,
+        manual_test_plan: str_field(obj.get("manual_test_plan")).filter(|p| !p.trim().is_empty()),
     })
 }
 
@@ -196,6 +197,7 @@ pub fn from_text(text: &str) -> Result<Verdict, String> {
                 .to_string(),
             criteria: Vec::new(),
             issues: Vec::new(),
+            manual_test_plan: None,
         });
     }
     Err("no verdict found: call submit_verdict, or answer with the verdict JSON object".into())
@@ -327,6 +329,7 @@ fn from_markdown(text: &str) -> Result<Verdict, String> {
         summary: feedback.join("\n"),
         criteria: Vec::new(),
         issues,
+        manual_test_plan: None,
     })
 }
 

@@ -271,6 +271,14 @@ fn validate_view(inputs: &config::Inputs, json: bool) -> String {
             "no tests configured: QA validates by inspection and writes MANUAL_TEST_PLAN.md\n",
         );
     }
+    if !st.discovered.is_empty() {
+        out.push_str(
+            "tests found but no suite runs them (add the command to a suite's `commands`):\n",
+        );
+        for d in &st.discovered {
+            out.push_str(&format!("  $ {}   # {}\n", d.command, d.evidence));
+        }
+    }
     for suite in &st.suites {
         out.push_str(&format!(
             "\n{} ({}, by {}; timeout {}):\n",

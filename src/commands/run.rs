@@ -109,6 +109,7 @@ impl Reviewer for AgentReviewer<'_> {
             earlier: engine.history(),
             diff: &diff,
             no_test_project: self.strategy.no_test_project,
+            discovered: &self.strategy.discovered,
         };
         let (task, omitted) = tasks::review_task(&brief);
         *self.omitted_files.borrow_mut() = omitted;

@@ -1,6 +1,7 @@
 //! Configuration: the config file, the plan's verification strategy, the spec's criteria, and
 //! the run settings resolved from CLI, environment, file and defaults.
 
+pub mod discover;
 pub mod env_vars;
 pub mod file;
 pub mod load;
@@ -50,7 +51,12 @@ pub fn load_inputs(root: &Path, flags: &FlagLayer) -> Result<Inputs, InputError>
     };
     // The config file wins where both set a field (SPEC §3.1); criteria are merged, not replaced.
     let merged = file.strategy().or(plan_layer);
-    let strategy = Strategy::resolve(&merged, criteria);
+    let mut strategy = Strategy::resolve(&merged, criteria);
+    if strategy.suites.iter().all(|s| s.commands.is_empty()) {
+        // Tests that exist but are not configured mean this is not a no-test project.
+        strategy.discovered = discover::discover(root);
+        strategy.no_test_project &= strategy.discovered.is_empty();
+    }
     Ok(Inputs { settings, strategy })
 }
 

@@ -121,6 +121,9 @@ pub struct Strategy {
     pub criteria: Vec<Criterion>,
     /// Checks on added lines; `None` when turned off.
     pub pattern_checks: Option<PatternChecksConfig>,
+    /// Tests found in the project when no suite has commands (filled by `load_inputs`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub discovered: Vec<super::discover::Discovered>,
 }
 
 impl Strategy {
@@ -168,6 +171,7 @@ impl Strategy {
             no_test_project,
             human_signoff_required: risk == RiskLevel::Critical,
             criteria,
+            discovered: Vec::new(),
             pattern_checks: match layer.pattern_checks.clone() {
                 Some(p) if p.enabled == Some(false) => None,
                 p => Some(p.unwrap_or_default()),

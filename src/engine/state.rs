@@ -65,6 +65,9 @@ pub struct IterationRecord {
     pub issues: Vec<Issue>,
     pub verification: VerificationReport,
     pub timestamp: String,
+    /// The reviewer's manual test plan (no-test projects).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manual_test_plan: Option<String>,
 }
 
 /// Why a run stopped with errors.
@@ -531,5 +534,6 @@ pub fn apply_gates(
         issues,
         verification,
         timestamp: at,
+        manual_test_plan: verdict.manual_test_plan,
     }
 }

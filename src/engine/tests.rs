@@ -81,6 +81,7 @@ fn verdict(approved: bool, score: u8, issues: Vec<Issue>) -> Result<Verdict, Str
         summary: String::new(),
         criteria: vec![],
         issues,
+        manual_test_plan: None,
     })
 }
 

@@ -32,4 +32,7 @@ pub struct Verdict {
     pub summary: String,
     pub criteria: Vec<CriterionResult>,
     pub issues: Vec<Issue>,
+    /// For projects without tests: the reviewer's checklist for a human (`MANUAL_TEST_PLAN.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manual_test_plan: Option<String>,
 }

@@ -281,8 +281,27 @@ pub fn escalation(r: &RunReport<'_>) -> Option<String> {
     Some(out)
 }
 
-/// `MANUAL_TEST_PLAN.md` for projects without automated tests: a checklist from the criteria.
+/// `MANUAL_TEST_PLAN.md` for projects without automated tests: the reviewer's plan when it wrote
+/// one (the latest), else a checklist from the criteria and the open issues.
 pub fn manual_test_plan(r: &RunReport<'_>) -> String {
+    let written = r
+        .history
+        .iter()
+        .rev()
+        .find_map(|h| h.manual_test_plan.as_deref().map(|p| (h.iteration, p)));
+    if let Some((iteration, plan)) = written {
+        let mut out = format!(
+            "# Manual test plan\n\nThis project has no automated tests, so QA validated by inspection. The reviewer wrote this plan (iteration {iteration}); check each item by hand before merging.\n\n"
+        );
+        let body = plan.trim();
+        // The reviewer's own top-level title would repeat ours.
+        let body = body
+            .strip_prefix("# Manual test plan")
+            .map_or(body, str::trim_start);
+        out.push_str(body);
+        out.push('\n');
+        return out;
+    }
     let mut out = String::from(
         "# Manual test plan\n\nThis project has no automated tests, so QA validated by inspection. Before merging, check by hand:\n\n",
     );

@@ -502,7 +502,9 @@ pub fn verdict_schema() -> serde_json::Value {
                 "severity": {"type": "string", "enum": ["critical", "high", "medium", "low"]},
                 "file": {"type": "string"}, "line": {"type": "integer"},
                 "description": {"type": "string"}, "fix": {"type": "string"}, "recurs": {"type": "string"}},
-                "required": ["title", "type", "severity", "fix"]}}
+                "required": ["title", "type", "severity", "fix"]}},
+            "manual_test_plan": {"type": "string",
+                "description": "Only for projects without automated tests: a markdown checklist of manual checks for a human."}
         },
         "required": ["status", "score", "summary", "issues"]
     })

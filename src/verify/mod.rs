@@ -661,6 +661,7 @@ mod tests {
             human_signoff_required: false,
             criteria: vec![],
             pattern_checks: None,
+            discovered: vec![],
         }
     }
 
