@@ -125,7 +125,7 @@ impl Launcher {
             tokio::select! {
                 read = reader.read(&mut buf), if open => match read {
                     Ok(0) | Err(_) => open = false,
-                    Ok(n) => capture.push(&buf[..n]),
+                    Ok(n) => capture.push(&buf[..n]).await,
                 },
                 status = child.wait() => break status,
                 _ = tokio::time::sleep_until(deadline.into()), if stop.is_none() => {
@@ -149,7 +149,7 @@ impl Launcher {
         let drain_until = tokio::time::Instant::now() + DRAIN_LIMIT;
         while open {
             match tokio::time::timeout_at(drain_until, reader.read(&mut buf)).await {
-                Ok(Ok(n)) if n > 0 => capture.push(&buf[..n]),
+                Ok(Ok(n)) if n > 0 => capture.push(&buf[..n]).await,
                 _ => open = false,
             }
         }
