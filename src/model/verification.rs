@@ -1,5 +1,7 @@
 //! What one verification pass measured: the gates and the commands behind them.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use super::{IssueType, Severity};
@@ -152,13 +154,15 @@ pub enum CaseStatus {
 /// One test case read from a JUnit report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TestCase {
-    /// The innermost `<testsuite name>`.
-    pub suite: String,
-    pub classname: String,
+    /// The innermost `<testsuite name>` (shared by the suite's cases).
+    pub suite: Arc<str>,
+    /// Shared by consecutive cases of one class.
+    pub classname: Arc<str>,
     pub name: String,
     pub status: CaseStatus,
+    /// Shared by consecutive cases of one file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
+    pub file: Option<Arc<str>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
     /// Seconds.
@@ -175,7 +179,7 @@ pub struct TestCase {
 impl TestCase {
     /// `classname::name`, or the name alone when it already carries the class (jest-junit).
     pub fn full_name(&self) -> String {
-        if self.classname.is_empty() || self.name.starts_with(&self.classname) {
+        if self.classname.is_empty() || self.name.starts_with(&*self.classname) {
             self.name.clone()
         } else {
             format!("{}::{}", self.classname, self.name)

@@ -96,12 +96,12 @@ pub fn render(r: &RunReport<'_>) -> String {
                     }
                 };
                 let mut tc = TestCase::new(c.name.as_str(), status);
-                tc.set_classname(c.classname.as_str());
+                tc.set_classname(&*c.classname);
                 if let Some(t) = c.time.filter(|t| t.is_finite() && *t >= 0.0) {
                     tc.set_time(std::time::Duration::from_secs_f64(t));
                 }
                 if let Some(f) = &c.file {
-                    tc.add_property(("file", f.as_str()));
+                    tc.add_property(("file", &**f));
                 }
                 if let Some(l) = c.line {
                     tc.add_property(("line", l.to_string().as_str()));

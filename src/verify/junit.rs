@@ -7,6 +7,8 @@ use std::sync::OnceLock;
 
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
+use std::sync::Arc;
+
 use regex::Regex;
 
 pub use crate::model::{CaseStatus, TestCase, TestCounts as Counts};
@@ -25,7 +27,8 @@ struct Open {
 /// Parses a JUnit XML document. Errors name the line.
 pub fn parse(text: &str) -> Result<Vec<TestCase>, String> {
     let mut reader = Reader::from_str(text);
-    let mut suites: Vec<String> = Vec::new();
+    let mut suites: Vec<Arc<str>> = Vec::new();
+    let mut shared = Shared::new();
     let mut outermost: Option<String> = None;
     let mut open: Option<Open> = None;
     let mut cases = Vec::new();
@@ -41,13 +44,14 @@ pub fn parse(text: &str) -> Result<Vec<TestCase>, String> {
                     "testsuites" => saw_root = true,
                     "testsuite" => {
                         saw_root = true;
-                        let n = attr(&e, "name").unwrap_or_default();
-                        outermost.get_or_insert_with(|| n.clone());
+                        let n: Arc<str> = Arc::from(attr(&e, "name").unwrap_or_default());
+                        outermost.get_or_insert_with(|| n.to_string());
+                        shared.suite = n.clone();
                         suites.push(n);
                     }
                     "testcase" => {
                         open = Some(Open {
-                            case: new_case(&e, &suites, text, &reader)?,
+                            case: new_case(&e, &mut shared, text, &reader)?,
                             in_detail: false,
                             in_rerun: 0,
                         });
@@ -67,7 +71,7 @@ pub fn parse(text: &str) -> Result<Vec<TestCase>, String> {
             Event::Empty(e) => {
                 let name = e.local_name();
                 match name.as_ref() {
-                    "testcase" => cases.push(new_case(&e, &suites, text, &reader)?),
+                    "testcase" => cases.push(new_case(&e, &mut shared, text, &reader)?),
                     "testsuite" | "testsuites" => saw_root = true,
                     other => {
                         if let Some(o) = &mut open {
@@ -88,6 +92,10 @@ pub fn parse(text: &str) -> Result<Vec<TestCase>, String> {
             Event::End(e) => match e.local_name().as_ref() {
                 "testsuite" => {
                     suites.pop();
+                    shared.suite = suites
+                        .last()
+                        .cloned()
+                        .unwrap_or_else(|| shared.empty.clone());
                 }
                 "testcase" => {
                     if let Some(o) = open.take() {
@@ -145,13 +153,13 @@ fn is_rerun(name: &str) -> bool {
 
 fn new_case(
     e: &BytesStart<'_>,
-    suites: &[String],
+    shared: &mut Shared,
     text: &str,
     reader: &Reader<&[u8]>,
 ) -> Result<TestCase, String> {
     let mut case = TestCase {
-        suite: suites.last().cloned().unwrap_or_default(),
-        classname: String::new(),
+        suite: shared.suite.clone(),
+        classname: shared.empty.clone(),
         name: String::new(),
         status: CaseStatus::Passed,
         file: None,
@@ -165,9 +173,9 @@ fn new_case(
     for a in e.attributes().with_checks(false).flatten() {
         match a.key.local_name().as_ref() {
             "name" => case.name = value(&a),
-            "classname" => case.classname = value(&a),
-            "class" => class = Some(value(&a)),
-            "file" => case.file = Some(value(&a)).filter(|f| !f.is_empty()),
+            "classname" => case.classname = Shared::reuse(&mut shared.class, &a),
+            "class" => class = Some(Shared::reuse(&mut shared.class, &a)),
+            "file" if !a.value.is_empty() => case.file = Some(Shared::reuse(&mut shared.file, &a)),
             "time" => case.time = a.value.trim().parse().ok(),
             "line" => {
                 case.line = Some(a.value.trim().parse::<u32>().map_err(|_| {
@@ -187,6 +195,34 @@ fn new_case(
         case.classname = c;
     }
     Ok(case)
+}
+
+/// Strings repeated from case to case (suite, class, file), allocated once.
+struct Shared {
+    suite: Arc<str>,
+    class: Arc<str>,
+    file: Arc<str>,
+    empty: Arc<str>,
+}
+
+impl Shared {
+    fn new() -> Self {
+        let empty: Arc<str> = Arc::from("");
+        Shared {
+            suite: empty.clone(),
+            class: empty.clone(),
+            file: empty.clone(),
+            empty,
+        }
+    }
+
+    /// The attribute's value, sharing `last` when it is the same text.
+    fn reuse(last: &mut Arc<str>, a: &quick_xml::events::attributes::Attribute<'_>) -> Arc<str> {
+        if *a.value != **last || a.value.contains('&') {
+            *last = Arc::from(value(a));
+        }
+        last.clone()
+    }
 }
 
 /// An attribute's value: entities resolved (and whitespace normalized) only when it has any.
@@ -310,7 +346,7 @@ fn finish_case(case: &mut TestCase, zero_based_lines: bool) {
         };
         if matches_case && let Ok(line) = m[2].parse::<u32>() {
             if case.file.is_none() {
-                case.file = Some(path.to_string());
+                case.file = Some(Arc::from(path));
             }
             case.line = Some(line);
             return;
@@ -333,7 +369,7 @@ fn finish_case(case: &mut TestCase, zero_based_lines: bool) {
         if let Some(m) = found
             && let Ok(line) = m[2].parse::<u32>()
         {
-            case.file = Some(m[1].to_string());
+            case.file = Some(Arc::from(&m[1]));
             case.line = Some(line);
         }
     }
@@ -385,7 +421,14 @@ mod tests {
         cases
             .iter()
             .filter(|c| matches!(c.status, CaseStatus::Failed | CaseStatus::Errored))
-            .map(|c| (c.full_name(), c.status, c.file.clone(), c.line))
+            .map(|c| {
+                (
+                    c.full_name(),
+                    c.status,
+                    c.file.as_deref().map(str::to_string),
+                    c.line,
+                )
+            })
             .collect()
     }
 

@@ -259,10 +259,24 @@ fn junit_results(root: &Path, suite: &Suite, started: std::time::SystemTime) -> 
             .and_then(|t| junit::parse(&t))
         {
             Ok(mut cases) => {
+                // Absolute paths (PHPUnit, jest stacks) become repository-relative; consecutive
+                // cases share one file string.
+                let mut last: Option<(std::sync::Arc<str>, std::sync::Arc<str>)> = None;
                 for c in &mut cases {
-                    if let Some(f) = &c.file {
-                        c.file = Some(display_path(root, Path::new(f)));
+                    let Some(f) = c.file.clone() else { continue };
+                    if !Path::new(&*f).is_absolute() {
+                        continue;
                     }
+                    let rel = match &last {
+                        Some((from, to)) if std::sync::Arc::ptr_eq(from, &f) => to.clone(),
+                        _ => {
+                            let to: std::sync::Arc<str> =
+                                std::sync::Arc::from(display_path(root, Path::new(&*f)));
+                            last = Some((f, to.clone()));
+                            to
+                        }
+                    };
+                    c.file = Some(rel);
                 }
                 out.reports.push(shown);
                 out.cases.append(&mut cases);
