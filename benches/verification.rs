@@ -43,7 +43,11 @@ fn main() {
                 match r.read_event().unwrap() {
                     quick_xml::events::Event::Eof => break,
                     quick_xml::events::Event::Empty(e) | quick_xml::events::Event::Start(e) => {
-                        n += e.attributes().count() as u64
+                        n += if std::env::var_os("NOATTR").is_some() {
+                            e.len() as u64
+                        } else {
+                            e.attributes().count() as u64
+                        }
                     }
                     _ => {}
                 }
@@ -52,13 +56,15 @@ fn main() {
                 "events only: {:.4} s ({n} attributes)",
                 t.elapsed().as_secs_f64()
             );
-            let t = Instant::now();
-            let cases = junit::parse(&text).unwrap();
-            println!(
-                "parse: {:.4} s ({} cases)",
-                t.elapsed().as_secs_f64(),
-                cases.len()
-            );
+            let mut best = f64::MAX;
+            let mut n = 0;
+            for _ in 0..10 {
+                let t = Instant::now();
+                let cases = junit::parse(&text).unwrap();
+                best = best.min(t.elapsed().as_secs_f64());
+                n = cases.len();
+            }
+            println!("parse: {best:.4} s ({n} cases, best of 10)");
         }
         Some("scan") => scan(args.get(1).map_or(256, |n| n.parse().expect("MiB"))),
         _ => {
