@@ -774,3 +774,70 @@ fn a_no_test_project_gets_the_reviewer_s_manual_test_plan_and_discovered_tests_a
     assert!(!out.contains("no tests configured"), "{out}");
     assert!(out.contains("$ python -m pytest   # test_calc.py"), "{out}");
 }
+
+/// As PID 1 (a container's entry point), signals without a handler are ignored by the kernel:
+/// qa-loop must still stop on SIGTERM. Runs it as PID 1 of a new PID namespace (`unshare`).
+#[test]
+fn as_pid_1_sigterm_still_stops_the_run_and_writes_the_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), json!({"calls": [verdict("approved", 95, "")]}));
+    std::fs::write(
+        dir.path().join("qa-loop.yml"),
+        "unit_tests:\n  commands: [\"touch started; sleep 60 & wait\"]\n",
+    )
+    .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("qa-loop");
+    let mut unshare = std::process::Command::new("unshare")
+        .args(["--fork", "--pid", "--mount-proc"])
+        .arg(&bin)
+        .args([
+            "run",
+            "--provider",
+            "replay",
+            "--replay-session",
+            "session.json",
+        ])
+        .current_dir(dir.path())
+        .env_remove("QA_LOOP_PROVIDER")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("unshare (util-linux) runs qa-loop as PID 1; this test needs root");
+    let waited = std::time::Instant::now();
+    while !dir.path().join("started").exists() {
+        assert!(
+            waited.elapsed().as_secs() < 30,
+            "the test command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // qa-loop is unshare's only child; in its namespace it is PID 1.
+    let children =
+        std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", unshare.id())).unwrap();
+    let qa_pid: i32 = children.split_whitespace().next().unwrap().parse().unwrap();
+    let status = std::fs::read_to_string(format!("/proc/{qa_pid}/status")).unwrap();
+    let ns_pid = status.lines().find(|l| l.starts_with("NSpid:")).unwrap();
+    assert!(
+        ns_pid.trim_end().ends_with("\t1"),
+        "not PID 1 in its namespace: {ns_pid}"
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(qa_pid),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = loop {
+        if let Some(s) = unshare.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            waited.elapsed().as_secs() < 40,
+            "qa-loop as PID 1 ignored SIGTERM"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(unshare.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(4), "{err}");
+    assert_eq!(qa_result(dir.path())["verdict"], "error");
+}
