@@ -20,6 +20,47 @@ fn qa(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// The arguments of `qa-loop run` with the project's replayed `session.json`.
+const REPLAY_RUN: [&str; 5] = [
+    "run",
+    "--provider",
+    "replay",
+    "--replay-session",
+    "session.json",
+];
+
+/// `qa-loop run` with the replayed `session.json` of the project in `dir`.
+fn replay_run(dir: &Path, extra: &[&str]) -> Output {
+    let mut args = REPLAY_RUN.to_vec();
+    args.extend_from_slice(extra);
+    qa(dir, &args)
+}
+
+/// Polls `done` every 20 ms; fails with `what` after `secs` seconds.
+fn wait_for(secs: u64, what: &str, mut done: impl FnMut() -> bool) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while !done() {
+        assert!(std::time::Instant::now() < until, "{what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Waits for `child` to exit; returns its status and stderr.
+fn wait_exit(
+    child: &mut std::process::Child,
+    secs: u64,
+    what: &str,
+) -> (std::process::ExitStatus, String) {
+    let mut status = None;
+    wait_for(secs, what, || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    });
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    (status.unwrap(), err)
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -323,18 +364,7 @@ fn run_updates_the_plan_and_keeps_its_other_keys() {
     project(dir.path(), session);
     let plan = "{\n    \"feature\": \"calc\",\n    \"phases\": [\n        {\"name\": \"p1\", \"weight\": 1.5}\n    ],\n    \"verification_strategy\": {\"risk_level\": \"low\"},\n    \"zeta\": null\n}\n";
     std::fs::write(dir.path().join("implementation_plan.json"), plan).unwrap();
-    let o = qa(
-        dir.path(),
-        &[
-            "run",
-            "--provider",
-            "replay",
-            "--replay-session",
-            "session.json",
-            "--plan",
-            "implementation_plan.json",
-        ],
-    );
+    let o = replay_run(dir.path(), &["--plan", "implementation_plan.json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = std::fs::read_to_string(dir.path().join("implementation_plan.json")).unwrap();
     let v: Value = serde_json::from_str(&text).unwrap();
@@ -440,15 +470,7 @@ fn exit_codes_from_replayed_sessions() {
             call["usage"] = json!({"input_tokens": 100, "output_tokens": 10});
         }
         project(dir.path(), json!({ "calls": calls }));
-        let mut args = vec![
-            "run",
-            "--provider",
-            "replay",
-            "--replay-session",
-            "session.json",
-        ];
-        args.extend_from_slice(c.args);
-        let o = qa(dir.path(), &args);
+        let o = replay_run(dir.path(), c.args);
         assert_eq!(
             o.status.code(),
             Some(c.want),
@@ -504,18 +526,7 @@ fn a_coverage_minimum_overrules_an_approval() {
         "risk_level: high\nunit_tests:\n  commands: [\"python3 test_calc.py && printf 'SF:calc.py\\\\nDA:1,1\\\\nDA:2,0\\\\nDA:3,0\\\\nDA:4,0\\\\nend_of_record\\\\n' > cov.lcov\"]\n  coverage: [\"cov.lcov\"]\n  minimum_coverage: 80\n",
     )
     .unwrap();
-    let o = qa(
-        dir.path(),
-        &[
-            "run",
-            "--provider",
-            "replay",
-            "--replay-session",
-            "session.json",
-            "--max-iterations",
-            "1",
-        ],
-    );
+    let o = replay_run(dir.path(), &["--max-iterations", "1"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let result: Value = qa_result(dir.path());
     let gates = &result["history"][0]["verification"]["gates"];
@@ -545,40 +556,18 @@ fn sigterm_stops_running_commands_and_still_writes_the_reports() {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("qa-loop"))
         .current_dir(dir.path())
         .env_remove("QA_LOOP_PROVIDER")
-        .args([
-            "run",
-            "--provider",
-            "replay",
-            "--replay-session",
-            "session.json",
-        ])
+        .args(REPLAY_RUN)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let pidfile = dir.path().join("bg.pid");
-    let waited = std::time::Instant::now();
-    while std::fs::read_to_string(&pidfile).map_or(true, |p| !p.ends_with('\n')) {
-        assert!(
-            waited.elapsed().as_secs() < 30,
-            "the test command never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_for(30, "the test command never started", || {
+        std::fs::read_to_string(&pidfile).is_ok_and(|p| p.ends_with('\n'))
+    });
     let me = nix::unistd::Pid::from_raw(child.id() as i32);
     nix::sys::signal::kill(me, nix::sys::signal::Signal::SIGTERM).unwrap();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            waited.elapsed().as_secs() < 40,
-            "qa-loop did not stop on SIGTERM"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    let mut err = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let (status, err) = wait_exit(&mut child, 40, "qa-loop did not stop on SIGTERM");
     assert_eq!(status.code(), Some(4), "{err}");
     assert!(err.contains("SIGTERM"), "{err}");
     let result = qa_result(dir.path());
@@ -591,18 +580,14 @@ fn sigterm_stops_running_commands_and_still_writes_the_reports() {
         .parse()
         .unwrap();
     // SIGKILL is delivered asynchronously: give the process 2 s to be gone (or a zombie).
-    let alive = || {
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(bg), None).is_ok()
-            && std::fs::read_to_string(format!("/proc/{bg}/stat"))
-                .is_ok_and(|s| !s.contains(") Z ") && !s.contains(") X "))
-    };
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    while alive() && std::time::Instant::now() < until {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert!(
-        !alive(),
-        "the test command's background child {bg} survived"
+    wait_for(
+        2,
+        &format!("the test command's background child {bg} survived"),
+        || {
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(bg), None).is_err()
+                || std::fs::read_to_string(format!("/proc/{bg}/stat"))
+                    .is_ok_and(|s| s.contains(") Z ") || s.contains(") X "))
+        },
     );
 }
 
@@ -622,18 +607,7 @@ fn junit_results_become_located_issues_and_are_carried_into_the_junit_output() {
         "risk_level: low\nunit_tests:\n  commands: [\"cp fixture.xml reports.xml; exit 1\"]\n  junit: [\"reports.xml\"]\n",
     )
     .unwrap();
-    let o = qa(
-        dir.path(),
-        &[
-            "run",
-            "--provider",
-            "replay",
-            "--replay-session",
-            "session.json",
-            "--max-iterations",
-            "1",
-        ],
-    );
+    let o = replay_run(dir.path(), &["--max-iterations", "1"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let result = qa_result(dir.path());
     let issues = result["issues"].as_array().unwrap();
@@ -685,18 +659,7 @@ fn a_key_added_by_the_change_blocks_approval_and_is_never_repeated() {
         "from calc import add\nassert add(2, 2) == 4\n",
     )
     .unwrap();
-    let o = qa(
-        dir.path(),
-        &[
-            "run",
-            "--provider",
-            "replay",
-            "--replay-session",
-            "session.json",
-            "--max-iterations",
-            "1",
-        ],
-    );
+    let o = replay_run(dir.path(), &["--max-iterations", "1"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let result = qa_result(dir.path());
     let issues = result["issues"].as_array().unwrap();
@@ -741,16 +704,7 @@ fn a_no_test_project_gets_the_reviewer_s_manual_test_plan_and_discovered_tests_a
     git(dir.path(), &["commit", "-q", "-m", "no tests"]);
     let o = qa(dir.path(), &["validate"]);
     assert!(stdout(&o).contains("no tests configured"), "{}", stdout(&o));
-    let o = qa(
-        dir.path(),
-        &[
-            "run",
-            "--provider",
-            "replay",
-            "--replay-session",
-            "session.json",
-        ],
-    );
+    let o = replay_run(dir.path(), &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let written = std::fs::read_to_string(dir.path().join(".qa-loop/MANUAL_TEST_PLAN.md")).unwrap();
     assert!(
@@ -790,27 +744,16 @@ fn as_pid_1_sigterm_still_stops_the_run_and_writes_the_reports() {
     let mut unshare = std::process::Command::new("unshare")
         .args(["--fork", "--pid", "--mount-proc"])
         .arg(&bin)
-        .args([
-            "run",
-            "--provider",
-            "replay",
-            "--replay-session",
-            "session.json",
-        ])
+        .args(REPLAY_RUN)
         .current_dir(dir.path())
         .env_remove("QA_LOOP_PROVIDER")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("unshare (util-linux) runs qa-loop as PID 1; this test needs root");
-    let waited = std::time::Instant::now();
-    while !dir.path().join("started").exists() {
-        assert!(
-            waited.elapsed().as_secs() < 30,
-            "the test command never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_for(30, "the test command never started", || {
+        dir.path().join("started").exists()
+    });
     // qa-loop is unshare's only child; in its namespace it is PID 1.
     let children =
         std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", unshare.id())).unwrap();
@@ -826,18 +769,7 @@ fn as_pid_1_sigterm_still_stops_the_run_and_writes_the_reports() {
         nix::sys::signal::Signal::SIGTERM,
     )
     .unwrap();
-    let status = loop {
-        if let Some(s) = unshare.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            waited.elapsed().as_secs() < 40,
-            "qa-loop as PID 1 ignored SIGTERM"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    let mut err = String::new();
-    std::io::Read::read_to_string(unshare.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let (status, err) = wait_exit(&mut unshare, 40, "qa-loop as PID 1 ignored SIGTERM");
     assert_eq!(status.code(), Some(4), "{err}");
     assert_eq!(qa_result(dir.path())["verdict"], "error");
 }

@@ -98,11 +98,7 @@ human should make by hand before merging, specific to this change and its accept
             g.summary
         ));
         for f in &g.findings {
-            let at = match (&f.file, f.line) {
-                (Some(file), Some(line)) => format!(" ({file}:{line})"),
-                (Some(file), None) => format!(" ({file})"),
-                _ => String::new(),
-            };
+            let at = f.location().map(|l| format!(" ({l})")).unwrap_or_default();
             out.push_str(&format!("  - [{}] {}{at}\n", f.kind, f.title));
         }
         if !g.excerpt.is_empty() {

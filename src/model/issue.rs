@@ -140,10 +140,15 @@ pub struct Issue {
 impl Issue {
     /// `file:line`, `file`, or nothing.
     pub fn location(&self) -> Option<String> {
-        match (&self.file, self.line) {
-            (Some(f), Some(l)) => Some(format!("{f}:{l}")),
-            (Some(f), None) => Some(f.clone()),
-            _ => None,
-        }
+        location(self.file.as_deref(), self.line)
+    }
+}
+
+/// `file:line`, or `file` alone, or nothing.
+pub fn location(file: Option<&str>, line: Option<u32>) -> Option<String> {
+    match (file, line) {
+        (Some(f), Some(l)) => Some(format!("{f}:{l}")),
+        (Some(f), None) => Some(f.to_string()),
+        _ => None,
     }
 }

@@ -58,6 +58,13 @@ impl Gate {
     }
 }
 
+impl Finding {
+    /// `file:line`, `file`, or nothing.
+    pub fn location(&self) -> Option<String> {
+        super::issue::location(self.file.as_deref(), self.line)
+    }
+}
+
 /// One located problem found by verification (a failing test, a pattern on an added line).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
@@ -184,6 +191,11 @@ impl TestCase {
         } else {
             format!("{}::{}", self.classname, self.name)
         }
+    }
+
+    /// `file:line`, `file`, or nothing.
+    pub fn location(&self) -> Option<String> {
+        super::issue::location(self.file.as_deref(), self.line)
     }
 
     pub fn is_failure(&self) -> bool {

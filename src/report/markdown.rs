@@ -127,11 +127,10 @@ pub fn report(r: &RunReport<'_>) -> String {
             }
             let failing: Vec<_> = t.cases.iter().filter(|c| c.is_failure()).collect();
             for c in failing.iter().take(30) {
-                let at = match (&c.file, c.line) {
-                    (Some(f), Some(l)) => format!(" — `{f}:{l}`"),
-                    (Some(f), None) => format!(" — `{f}`"),
-                    _ => String::new(),
-                };
+                let at = c
+                    .location()
+                    .map(|l| format!(" — `{l}`"))
+                    .unwrap_or_default();
                 let msg = c.message.lines().next().unwrap_or_default();
                 out.push_str(&format!("- ❌ `{}`{at}: {}\n", c.full_name(), cell(msg)));
             }
@@ -152,10 +151,12 @@ pub fn report(r: &RunReport<'_>) -> String {
         if !patterns.is_empty() {
             out.push_str("**Findings on the added lines**\n\n");
             for (g, f) in patterns {
-                let at = match (&f.file, f.line) {
-                    (Some(file), Some(l)) => format!("`{file}:{l}` "),
-                    _ => String::new(),
-                };
+                // Only a full `file:line` is shown before the finding.
+                let at = f
+                    .line
+                    .and(f.location())
+                    .map(|l| format!("`{l}` "))
+                    .unwrap_or_default();
                 out.push_str(&format!(
                     "- {at}[{}{}] {}\n",
                     f.kind,

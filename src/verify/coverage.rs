@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use quick_xml::Reader;
-use quick_xml::events::{BytesStart, Event};
+use quick_xml::events::Event;
+
+use super::xml::{attr, xml_error};
 
 /// A coverage report's format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,26 +221,6 @@ fn first_element(text: &str) -> Result<String, String> {
     }
 }
 
-fn xml_error(text: &str, pos: usize, e: &dyn std::fmt::Display) -> String {
-    let line = text.as_bytes()[..pos.min(text.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1;
-    format!("line {line}: invalid XML: {e}")
-}
-
-fn attr(e: &BytesStart<'_>, name: &str) -> Option<String> {
-    e.attributes()
-        .flatten()
-        .find(|a| a.key.local_name().as_ref() == name)
-        .and_then(|a| {
-            a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
-                .ok()
-                .map(|v| v.into_owned())
-        })
-}
-
 /// Cobertura: `<class filename>` … `<line number hits>`; a line counted once per file.
 pub fn parse_cobertura(text: &str) -> Result<Coverage, String> {
     let mut reader = Reader::from_str(text);
@@ -336,11 +318,7 @@ pub fn parse_jacoco(text: &str) -> Result<Coverage, String> {
                 let (Some(nr), Some(mi), Some(ci)) = (num("nr"), num("mi"), num("ci")) else {
                     return Err(format!(
                         "line {}: <line> needs numeric nr, mi and ci",
-                        text.as_bytes()[..(reader.buffer_position() as usize).min(text.len())]
-                            .iter()
-                            .filter(|&&b| b == b'\n')
-                            .count()
-                            + 1
+                        super::xml::line_of(text, reader.buffer_position() as usize)
                     ));
                 };
                 if mi + ci > 0 {

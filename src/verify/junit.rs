@@ -7,6 +7,8 @@ use std::sync::OnceLock;
 
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
+
+use super::xml::{attr, line_of, xml_error};
 use std::sync::Arc;
 
 use regex::Regex;
@@ -427,29 +429,6 @@ fn finish_case(case: &mut TestCase, zero_based_lines: bool) {
 
 fn basename(p: &str) -> &str {
     p.rsplit(['/', '\\']).next().unwrap_or(p)
-}
-
-fn attr(e: &BytesStart<'_>, name: &str) -> Option<String> {
-    e.attributes()
-        .flatten()
-        .find(|a| a.key.local_name().as_ref() == name)
-        .and_then(|a| {
-            a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
-                .ok()
-                .map(|v| v.into_owned())
-        })
-}
-
-fn line_of(text: &str, pos: usize) -> usize {
-    text.as_bytes()[..pos.min(text.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
-}
-
-fn xml_error(text: &str, pos: usize, e: &dyn std::fmt::Display) -> String {
-    format!("line {}: invalid XML: {e}", line_of(text, pos))
 }
 
 #[cfg(test)]

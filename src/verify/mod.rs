@@ -9,6 +9,7 @@ pub mod coverage;
 pub mod junit;
 pub mod patterns;
 pub mod process;
+mod xml;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -85,9 +86,12 @@ impl Verifier {
             }
         }
         self.passes += 1;
-        // The lines the change adds: for pattern checks and for the coverage of new code.
+        // The lines the change adds: for pattern checks and for the coverage of new code (the
+        // git calls are skipped when neither is wanted).
+        let wanted = self.strategy.pattern_checks.is_some()
+            || self.strategy.suites.iter().any(|s| !s.coverage.is_empty());
         let added = match &self.diff_base {
-            Some(base) => match crate::vcs::added_lines(&self.root, base).await {
+            Some(base) if wanted => match crate::vcs::added_lines(&self.root, base).await {
                 Ok(a) => Some(a),
                 Err(e) => {
                     tracing::warn!(
@@ -96,7 +100,7 @@ impl Verifier {
                     None
                 }
             },
-            None => None,
+            _ => None,
         };
         let added = added.as_ref();
         let suites = &self.strategy.suites;
@@ -862,8 +866,8 @@ mod tests {
         assert!(report.tests[0].cases.is_empty());
     }
 
-    #[test]
-    fn coverage_of_the_added_lines_from_real_coveragepy_reports() {
+    /// A directory holding the real coverage.py reports (Cobertura and lcov).
+    fn coveragepy_reports() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         for name in ["coveragepy-7.17.3.cobertura.xml", "coveragepy-7.17.3.lcov"] {
             std::fs::copy(
@@ -872,6 +876,12 @@ mod tests {
             )
             .unwrap();
         }
+        dir
+    }
+
+    #[test]
+    fn coverage_of_the_added_lines_from_real_coveragepy_reports() {
+        let dir = coveragepy_reports();
         // shop/cart.py: lines 2 and 13 ran, 3 and 12 did not, 6 is not executable.
         let mut added = AddedLines::new();
         added.insert(
@@ -905,14 +915,7 @@ mod tests {
 
     #[test]
     fn coverage_gate_enforces_the_minimum_on_real_coveragepy_reports() {
-        let dir = tempfile::tempdir().unwrap();
-        for name in ["coveragepy-7.17.3.cobertura.xml", "coveragepy-7.17.3.lcov"] {
-            std::fs::copy(
-                format!("tests/fixtures/coverage/{name}"),
-                dir.path().join(name),
-            )
-            .unwrap();
-        }
+        let dir = coveragepy_reports();
         // coverage.py's own total for this project: 15/19 = 78.947%.
         for pattern in ["*.cobertura.xml", "*.lcov"] {
             let g = coverage_gate(dir.path(), &suite(&[pattern], Some(80.0)), None).unwrap();

@@ -151,15 +151,15 @@ const BUILTINS: &[Builtin] = &[
     },
 ];
 
-fn compiled(pattern: &'static str) -> Regex {
-    // Built-in patterns are constants: compiled once per process.
-    static CACHE: OnceLock<std::sync::Mutex<std::collections::HashMap<&'static str, Regex>>> =
-        OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
-    let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
-    map.entry(pattern)
-        .or_insert_with(|| Regex::new(pattern).expect("built-in pattern"))
-        .clone()
+/// The built-in regexes, compiled once per process (index = position in `BUILTINS`).
+fn builtin_regexes() -> &'static [Regex] {
+    static RES: OnceLock<Vec<Regex>> = OnceLock::new();
+    RES.get_or_init(|| {
+        BUILTINS
+            .iter()
+            .map(|b| Regex::new(b.regex).expect("built-in pattern"))
+            .collect()
+    })
 }
 
 /// The rules a configuration turns on.
@@ -170,8 +170,9 @@ pub fn rules(cfg: &PatternChecksConfig) -> Vec<Rule> {
     };
     let mut out: Vec<Rule> = BUILTINS
         .iter()
-        .filter(|b| !cfg.disable.contains(&b.check))
-        .map(|b| {
+        .zip(builtin_regexes())
+        .filter(|(b, _)| !cfg.disable.contains(&b.check))
+        .map(|(b, regex)| {
             let secret = matches!(b.check, BuiltinCheck::PrivateKey | BuiltinCheck::CloudKey);
             Rule {
                 id: b.check.id().to_string(),
@@ -181,7 +182,7 @@ pub fn rules(cfg: &PatternChecksConfig) -> Vec<Rule> {
                     IssueType::CodeQuality
                 },
                 blocking: blocking(b.check),
-                regex: compiled(b.regex),
+                regex: regex.clone(),
                 extensions: b.extensions,
                 files: Vec::new(),
                 title: b.title.to_string(),

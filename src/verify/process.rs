@@ -81,15 +81,6 @@ impl Launcher {
         }
     }
 
-    /// The environment children get.
-    pub fn env(&self) -> &[(String, String)] {
-        &self.env
-    }
-
-    pub fn cancel(&self) -> &Cancel {
-        &self.cancel
-    }
-
     /// Runs `job.command` with `sh -c` in its own process group; stdout and stderr share one pipe
     /// so their order is kept. Ends at exit, at the timeout or on cancellation (SIGTERM to the
     /// group, [`GRACE_PERIOD`], SIGKILL); whatever is left in the group is killed at the end.
@@ -262,31 +253,31 @@ fn reap_group(pg: Pid) {
     }
 }
 
-/// Runs `command` with the built-in secret filter and no cancellation (internal helpers, tests).
-pub async fn run_shell(
-    command: &str,
-    cwd: &Path,
-    timeout: Duration,
-    head: usize,
-    tail: usize,
-) -> Finished {
-    Launcher::new(&EnvPolicy::default(), Cancel::new())
-        .run(Job {
-            command,
-            cwd,
-            timeout,
-            head,
-            tail,
-            log: None,
-        })
-        .await
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     use crate::test_support::rt;
+
+    /// Runs `command` with the built-in secret filter and no cancellation.
+    async fn run_shell(
+        command: &str,
+        cwd: &Path,
+        timeout: Duration,
+        head: usize,
+        tail: usize,
+    ) -> Finished {
+        Launcher::new(&EnvPolicy::default(), Cancel::new())
+            .run(Job {
+                command,
+                cwd,
+                timeout,
+                head,
+                tail,
+                log: None,
+            })
+            .await
+    }
 
     #[test]
     fn outcomes_are_enums_not_bools() {
@@ -350,11 +341,7 @@ mod tests {
                 started.elapsed()
             );
         });
-        let pid: i32 = std::fs::read_to_string(&pidfile)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
+        let pid = read_pid(&pidfile);
         assert!(!alive(pid), "grandchild {pid} survived the timeout");
     }
 
@@ -395,11 +382,7 @@ mod tests {
             "{:?}",
             started.elapsed()
         );
-        let pid: i32 = std::fs::read_to_string(&pidfile)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
+        let pid = read_pid(&pidfile);
         assert!(
             !alive(pid),
             "background child {pid} survived the cancellation"
@@ -439,6 +422,14 @@ mod tests {
             r.output.len()
         );
         assert!(r.output.contains("bytes omitted"));
+    }
+
+    fn read_pid(path: &Path) -> i32 {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
     }
 
     /// Whether `pid` still runs 2 s after it was sent SIGKILL (delivery is asynchronous).
