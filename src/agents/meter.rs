@@ -2,7 +2,10 @@
 
 use std::time::Instant;
 
+use std::collections::BTreeSet;
+
 use crate::llm::Usage;
+use crate::llm::pricing::Prices;
 
 /// Totals of a run and its limits.
 #[derive(Debug, Clone)]
@@ -13,8 +16,9 @@ pub struct Meter {
     pub max_tokens: Option<u64>,
     pub max_cost_usd: Option<f64>,
     pub deadline: Option<Instant>,
-    /// USD per million (input, output) tokens of the model in use; zero for `replay`.
-    pub price_per_mtok: (f64, f64),
+    pub prices: Prices,
+    /// Models that answered without a known price (their calls cost nothing in `cost_usd`).
+    pub unpriced: BTreeSet<String>,
 }
 
 impl Meter {
@@ -30,18 +34,34 @@ impl Meter {
             max_tokens,
             max_cost_usd,
             deadline,
-            price_per_mtok: (0.0, 0.0),
+            prices: Prices::default(),
+            unpriced: BTreeSet::new(),
         }
     }
 
-    pub fn record(&mut self, usage: Usage) {
+    pub fn with_prices(mut self, prices: Prices) -> Self {
+        self.prices = prices;
+        self
+    }
+
+    /// Counts one call's tokens and cost. `model` is empty for replayed answers (free).
+    pub fn record(&mut self, model: &str, usage: Usage) {
         self.calls += 1;
         self.usage.add(usage);
-        let (pin, pout) = self.price_per_mtok;
-        self.cost_usd +=
-            (usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens) as f64 * pin
-                / 1e6
-                + usage.output_tokens as f64 * pout / 1e6;
+        if model.is_empty() {
+            return;
+        }
+        match self.prices.cost(model, &usage) {
+            Some(c) => self.cost_usd += c,
+            None => {
+                if self.unpriced.insert(model.to_string()) {
+                    tracing::warn!(
+                        model,
+                        "no price known for this model: its cost is not counted (add it under `prices:` in the config)"
+                    );
+                }
+            }
+        }
     }
 
     /// Which budget is spent, if any.
@@ -73,20 +93,28 @@ mod tests {
     fn budgets_trip_when_reached() {
         let mut m = Meter::new(Some(100), Some(1.0), None);
         assert!(m.exhausted().is_none());
-        m.record(Usage {
-            input_tokens: 60,
-            output_tokens: 40,
-            ..Usage::default()
-        });
+        m.record(
+            "",
+            Usage {
+                input_tokens: 60,
+                output_tokens: 40,
+                ..Usage::default()
+            },
+        );
         assert!(m.exhausted().unwrap().starts_with("tokens"));
         let mut m = Meter::new(None, Some(0.01), None);
-        m.price_per_mtok = (3.0, 15.0);
-        m.record(Usage {
-            input_tokens: 1000,
-            output_tokens: 1000,
-            ..Usage::default()
-        });
+        m.record(
+            "claude-sonnet-4-5-20250929",
+            Usage {
+                input_tokens: 1000,
+                output_tokens: 1000,
+                ..Usage::default()
+            },
+        );
         assert!((m.cost_usd - 0.018).abs() < 1e-9);
         assert!(m.exhausted().unwrap().starts_with("cost"));
+        m.record("my-local-model", Usage::default());
+        assert_eq!(m.unpriced.iter().collect::<Vec<_>>(), ["my-local-model"]);
+        assert_eq!(m.calls, 2);
     }
 }

@@ -7,6 +7,7 @@ use crate::llm::{AgentRole, Content, Message, Provider, Request, Speaker};
 use crate::model::Verdict;
 use crate::tools::{ToolBox, ToolSet, TurnEnd};
 
+use super::context;
 use super::meter::Meter;
 use super::verdict;
 
@@ -38,19 +39,32 @@ impl Agent<'_> {
             if let Some(why) = self.meter.borrow().exhausted() {
                 return Err(format!("budget spent: {why}"));
             }
-            let request = Request {
+            let mut request = Request {
                 role: self.role,
                 model: self.model.clone(),
                 system: self.system.clone(),
-                messages: messages.clone(),
+                messages: std::mem::take(&mut messages),
                 tools: ToolBox::specs(self.tool_set),
             };
-            let response = self
-                .provider
-                .complete(&request)
-                .await
-                .map_err(|e| e.to_string())?;
-            self.meter.borrow_mut().record(response.usage);
+            let window = self
+                .meter
+                .borrow()
+                .prices
+                .context_window(self.model.as_deref().unwrap_or_default());
+            let elided = context::fit(&mut request, window);
+            if elided > 0 {
+                tracing::info!(
+                    agent = self.role.as_str(),
+                    elided,
+                    "old tool results elided to stay within the context window"
+                );
+            }
+            let response = self.provider.complete(&request).await;
+            messages = request.messages;
+            let response = response.map_err(|e| e.to_string())?;
+            self.meter
+                .borrow_mut()
+                .record(&response.model, response.usage);
             let mut content = Vec::new();
             if !response.text.is_empty() {
                 content.push(Content::Text(response.text.clone()));

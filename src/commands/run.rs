@@ -41,31 +41,90 @@ pub struct RunResult {
     pub out_dir: PathBuf,
 }
 
-/// Builds the provider the settings ask for.
+/// Builds the provider the settings ask for. Missing keys, models or prices are usage errors
+/// (exit 2) found before anything runs.
 pub fn provider(settings: &Settings) -> Result<Box<dyn Provider>, RunError> {
-    match settings.provider {
-        Some(ProviderKind::Replay) => {
-            let path = settings.replay_session.as_ref().ok_or_else(|| {
-                RunError::Usage("--provider replay needs --replay-session PATH (or `replay_session:` in the config)".into())
-            })?;
-            if !path.exists() {
-                return Err(InputError::file(path, "replay session not found").into());
-            }
-            Ok(Box::new(ReplayProvider::load(path)?))
-        }
-        Some(other) => Err(RunError::Usage(format!(
-            "provider `{}` is not available in this build yet; use --provider replay",
-            match other {
-                ProviderKind::Anthropic => "anthropic",
-                ProviderKind::Openai => "openai",
-                ProviderKind::OpenaiCompatible => "openai-compatible",
-                ProviderKind::Replay => "replay",
-            }
-        ))),
-        None => Err(RunError::Usage(
+    use crate::llm::{anthropic::Anthropic, http::Transport, openai::OpenAi};
+    let kind = settings.provider.ok_or_else(|| {
+        RunError::Usage(
             "no model provider configured: pass --provider (or set QA_LOOP_PROVIDER / `provider:` in the config)".into(),
-        )),
+        )
+    })?;
+    if kind == ProviderKind::Replay {
+        let path = settings.replay_session.as_ref().ok_or_else(|| {
+            RunError::Usage(
+                "--provider replay needs --replay-session PATH (or `replay_session:` in the config)"
+                    .into(),
+            )
+        })?;
+        if !path.exists() {
+            return Err(InputError::file(path, "replay session not found").into());
+        }
+        return Ok(Box::new(ReplayProvider::load(path)?));
     }
+    let key = settings.api_key.clone();
+    let need_key = |var: &str| {
+        RunError::Usage(format!(
+            "no API key for --provider {}: set {var} (or QA_LOOP_API_KEY, or pass --api-key)",
+            kind.as_str()
+        ))
+    };
+    let default_model = match kind {
+        ProviderKind::Anthropic => Some(crate::llm::anthropic::DEFAULT_MODEL),
+        ProviderKind::Openai => Some(crate::llm::openai::DEFAULT_MODEL),
+        _ => None,
+    };
+    // Every model the run will call: each needs a price when a cost limit is set.
+    let models: Vec<&str> = [&settings.reviewer_model, &settings.fixer_model]
+        .into_iter()
+        .map(|m| m.as_deref().or(default_model))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| {
+            RunError::Usage(format!(
+                "--provider {} needs --model (the model name the server knows)",
+                kind.as_str()
+            ))
+        })?;
+    if settings.max_cost_usd.is_some()
+        && let Some(m) = models.iter().find(|m| settings.prices.of(m).is_none())
+    {
+        return Err(RunError::Usage(format!(
+            "--max-cost-usd needs the price of model `{m}`, which the built-in table does not know: add it under `prices:` in the config (USD per million tokens: input, output)"
+        )));
+    }
+    let transport = Transport::new(settings.model_retry, key.clone())
+        .map_err(|e| RunError::Usage(e.to_string()))?;
+    let base_url = settings.base_url.as_deref();
+    Ok(match kind {
+        ProviderKind::Anthropic => Box::new(Anthropic::new(
+            transport,
+            base_url,
+            key.ok_or_else(|| need_key("ANTHROPIC_API_KEY"))?,
+            default_model,
+        )),
+        ProviderKind::Openai => Box::new(OpenAi::new(
+            transport,
+            base_url,
+            Some(key.ok_or_else(|| need_key("OPENAI_API_KEY"))?),
+            default_model.unwrap_or_default(),
+            "openai",
+        )),
+        ProviderKind::OpenaiCompatible => {
+            let base = base_url.ok_or_else(|| {
+                RunError::Usage(
+                    "--provider openai-compatible needs --base-url (e.g. http://localhost:11434/v1 for Ollama)".into(),
+                )
+            })?;
+            Box::new(OpenAi::new(
+                transport,
+                Some(base),
+                key,
+                models[0],
+                "openai-compatible",
+            ))
+        }
+        ProviderKind::Replay => unreachable!("handled above"),
+    })
 }
 
 struct RepoVerifier(crate::verify::Verifier);
@@ -135,13 +194,23 @@ struct AgentFixer<'a> {
     model: Option<String>,
     system: String,
     out_dir: PathBuf,
+    /// `fixer-command`: an external coding agent instead of the built-in fixer.
+    command: Option<String>,
+    launcher: Launcher,
+    deadline: Option<Instant>,
 }
+
+/// Longest run of a `fixer-command` (the run's `--timeout` cuts it shorter).
+const FIXER_COMMAND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60 * 60);
 
 impl Fixer for AgentFixer<'_> {
     async fn fix(&mut self, iteration: u32, issues: &[Issue]) -> Result<String, String> {
         let request = tasks::fix_request(iteration, issues);
         files::write_fix_request(&self.out_dir, &request)
             .map_err(|e| format!("cannot write {}: {e}", files::FIX_REQUEST))?;
+        if let Some(command) = &self.command {
+            return self.run_command(command, iteration).await;
+        }
         let agent = Agent {
             provider: self.shared.provider,
             role: AgentRole::Fixer,
@@ -157,6 +226,59 @@ impl Fixer for AgentFixer<'_> {
             AgentEnd::Verdict(_) => {
                 Err("the fixer submitted a verdict instead of finishing".into())
             }
+        }
+    }
+}
+
+impl AgentFixer<'_> {
+    /// Runs the external agent on `QA_FIX_REQUEST.md` (its path in `$QA_FIX_REQUEST`), in the
+    /// repository root, with the test commands' environment (never qa-loop's own keys). Exit 0
+    /// is a fix; anything else is one loop error (a fixer crash).
+    async fn run_command(&self, command: &str, iteration: u32) -> Result<String, String> {
+        let request = std::path::absolute(self.out_dir.join(files::FIX_REQUEST))
+            .unwrap_or_else(|_| self.out_dir.join(files::FIX_REQUEST));
+        let launcher = self.launcher.with_vars(&[
+            ("QA_FIX_REQUEST", request.display().to_string()),
+            ("QA_LOOP_ITERATION", iteration.to_string()),
+        ]);
+        let timeout = match self.deadline {
+            Some(d) => d
+                .saturating_duration_since(Instant::now())
+                .min(FIXER_COMMAND_TIMEOUT),
+            None => FIXER_COMMAND_TIMEOUT,
+        };
+        let log = self
+            .out_dir
+            .join(files::LOGS_DIR)
+            .join(format!("fixer-{iteration}.log"));
+        tracing::info!(iteration, command, "running the fixer command");
+        let done = launcher
+            .run(crate::verify::process::Job {
+                command,
+                cwd: &self.shared.root,
+                timeout,
+                head: 2 * 1024,
+                tail: 6 * 1024,
+                log: Some(log),
+            })
+            .await;
+        let output = done.output.trim();
+        if done.outcome.passed() {
+            Ok(if output.is_empty() {
+                format!("`{command}` finished")
+            } else {
+                format!("`{command}` finished:\n\n{output}")
+            })
+        } else {
+            Err(format!(
+                "the fixer command `{command}` {}{}",
+                done.outcome.describe(),
+                if output.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {output}")
+                }
+            ))
         }
     }
 }
@@ -258,11 +380,14 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
                 root.display()
             ))
         })?;
-    let meter = RefCell::new(Meter::new(
-        settings.max_tokens,
-        settings.max_cost_usd,
-        settings.run_timeout.map(|t| Instant::now() + t),
-    ));
+    let meter = RefCell::new(
+        Meter::new(
+            settings.max_tokens,
+            settings.max_cost_usd,
+            settings.run_timeout.map(|t| Instant::now() + t),
+        )
+        .with_prices(settings.prices.clone()),
+    );
     let cancel = Cancel::new();
     if let Err(e) = cancel.on_signals() {
         tracing::warn!("cannot watch SIGINT/SIGTERM: {e}");
@@ -287,6 +412,9 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
         model: settings.fixer_model.clone(),
         system: Prompt::Fixer.load(&root),
         out_dir: settings.out_dir.clone(),
+        command: settings.fixer_command.clone(),
+        launcher: launcher.clone(),
+        deadline: settings.run_timeout.map(|t| Instant::now() + t),
     };
     let mut reporter = FileReporter {
         out_dir: settings.out_dir.clone(),

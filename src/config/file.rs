@@ -66,6 +66,17 @@ pub enum ProviderKind {
     Replay,
 }
 
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Openai => "openai",
+            ProviderKind::OpenaiCompatible => "openai-compatible",
+            ProviderKind::Replay => "replay",
+        }
+    }
+}
+
 /// A duration written as `90s`, `20m`, `1h30m`, or a number of seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DurationSetting(pub Duration);
@@ -465,6 +476,24 @@ pub struct ConfigFile {
     /// Replay session file for `provider: replay`.
     #[serde(default)]
     pub replay_session: Option<String>,
+    /// Time limit of one model request (default 5m).
+    #[serde(default)]
+    pub model_timeout: Option<DurationSetting>,
+    /// Retries of a model request on 429, 5xx, timeouts and connection errors (default 4).
+    #[serde(default)]
+    pub model_retries: Option<u32>,
+    /// First wait before a retry, doubled on each retry with jitter (default 2s); a server's
+    /// `retry-after` is honoured when longer.
+    #[serde(default)]
+    pub model_retry_backoff: Option<DurationSetting>,
+    /// Prices (USD per million tokens) and context windows, by model id prefix; they win over
+    /// the built-in table. Needed for `max_cost_usd` with a model the table does not know.
+    #[serde(default)]
+    pub prices: Option<std::collections::BTreeMap<String, crate::llm::pricing::Price>>,
+    /// An external coding agent run instead of the built-in fixer (`sh -c`, in the repository
+    /// root), with `QA_FIX_REQUEST.md`'s path in `$QA_FIX_REQUEST` (`--fixer-command`).
+    #[serde(default)]
+    pub fixer_command: Option<String>,
     /// Variables kept in test commands' environment although secret by default (e.g.
     /// `GITHUB_TOKEN` for a test that calls the API). `*` is a wildcard. The model's API key is
     /// never passed on.

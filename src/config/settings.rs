@@ -103,6 +103,14 @@ pub struct FlagLayer {
         value_name = "PATH"
     )]
     pub replay_session: Option<PathBuf>,
+    /// External coding agent run instead of the built-in fixer (sh -c; $QA_FIX_REQUEST names the request file)
+    #[arg(
+        long,
+        env = "QA_LOOP_FIXER_COMMAND",
+        global = true,
+        value_name = "COMMAND"
+    )]
+    pub fixer_command: Option<String>,
     /// Never call GitHub, even inside GitHub Actions
     #[arg(long, env = "QA_LOOP_NO_GITHUB", global = true, value_parser = clap::builder::BoolishValueParser::new())]
     pub no_github: bool,
@@ -174,6 +182,11 @@ pub struct Settings {
     pub max_tokens: Option<u64>,
     pub run_timeout: Option<Duration>,
     pub replay_session: Option<PathBuf>,
+    /// Retries and time limits of model requests.
+    pub model_retry: crate::llm::http::RetryPolicy,
+    /// Prices from the config, over the built-in table.
+    pub prices: crate::llm::pricing::Prices,
+    pub fixer_command: Option<String>,
     pub allow_workflow_edits: bool,
     pub no_github: bool,
     pub verbosity: Verbosity,
@@ -223,9 +236,9 @@ impl Settings {
             .clone()
             .or_else(|| match provider {
                 Some(ProviderKind::Anthropic) => env_key(env_vars::ANTHROPIC_API_KEY),
-                Some(ProviderKind::Openai | ProviderKind::OpenaiCompatible) => {
-                    env_key(env_vars::OPENAI_API_KEY)
-                }
+                Some(ProviderKind::Openai) => env_key(env_vars::OPENAI_API_KEY),
+                // A compatible server is someone else's: the OpenAI key is never sent there
+                // unless given explicitly (--api-key / QA_LOOP_API_KEY).
                 _ => None,
             })
             .filter(|k| !k.is_empty())
@@ -284,6 +297,21 @@ impl Settings {
                 .replay_session
                 .clone()
                 .or_else(|| file.replay_session.as_ref().map(rel)),
+            model_retry: {
+                let d = crate::llm::http::RetryPolicy::default();
+                crate::llm::http::RetryPolicy {
+                    retries: file.model_retries.unwrap_or(d.retries),
+                    backoff: file.model_retry_backoff.map_or(d.backoff, |b| b.0),
+                    max_wait: d.max_wait,
+                    timeout: file.model_timeout.map_or(d.timeout, |t| t.0),
+                }
+            },
+            prices: crate::llm::pricing::Prices::new(file.prices.clone().unwrap_or_default()),
+            fixer_command: flags
+                .fixer_command
+                .clone()
+                .or_else(|| file.fixer_command.clone())
+                .filter(|c| !c.trim().is_empty()),
             allow_workflow_edits: file.allow_workflow_edits.unwrap_or(false),
             env_passthrough: file.env_passthrough.clone().unwrap_or_default(),
             secret_env: file.secret_env.clone().unwrap_or_default(),

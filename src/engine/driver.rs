@@ -73,14 +73,21 @@ pub async fn drive(
             Effect::Review { iteration } => match budget.exhausted() {
                 Some(why) => Event::BudgetExhausted(why),
                 None => tokio::select! {
-                    result = reviewer.review(iteration, engine) => Event::Reviewed { result, at: now() },
+                    result = reviewer.review(iteration, engine) => match (&result, budget.exhausted()) {
+                        // A turn cut short by the budget is the budget's stop, not a model error.
+                        (Err(_), Some(why)) => Event::BudgetExhausted(why),
+                        _ => Event::Reviewed { result, at: now() },
+                    },
                     reason = cancel.cancelled() => Event::Cancelled(reason),
                 },
             },
             Effect::Fix { iteration, issues } => match budget.exhausted() {
                 Some(why) => Event::BudgetExhausted(why),
                 None => tokio::select! {
-                    result = fixer.fix(iteration, &issues) => Event::Fixed(result),
+                    result = fixer.fix(iteration, &issues) => match (&result, budget.exhausted()) {
+                        (Err(_), Some(why)) => Event::BudgetExhausted(why),
+                        _ => Event::Fixed(result),
+                    },
                     reason = cancel.cancelled() => Event::Cancelled(reason),
                 },
             },

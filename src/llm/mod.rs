@@ -1,7 +1,11 @@
-//! Model providers: shared conversation types ([`types`]), the [`Provider`] trait, and the
-//! `replay` provider. Anthropic and OpenAI(-compatible) providers map the same types to their
-//! wire formats.
+//! Model providers: shared conversation types ([`types`]), the [`Provider`] trait, the
+//! Anthropic ([`anthropic`]) and OpenAI(-compatible) ([`openai`]) wire formats over one HTTP
+//! transport with retries ([`http`]), the price table ([`pricing`]), and the `replay` provider.
 
+pub mod anthropic;
+pub mod http;
+pub mod openai;
+pub mod pricing;
 pub mod replay;
 pub mod types;
 

@@ -75,6 +75,8 @@ impl ReplayProvider {
         }
         *next += 1;
         Ok(Response {
+            // Replayed answers are free: no model, no price.
+            model: String::new(),
             text: call.text.clone(),
             tool_calls: call.tool_calls.clone(),
             usage: call.usage,

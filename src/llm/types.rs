@@ -111,6 +111,8 @@ pub struct Request {
 /// One model answer.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Response {
+    /// The model that answered (as the API names it; empty when unknown).
+    pub model: String,
     pub text: String,
     pub tool_calls: Vec<ToolCall>,
     pub usage: Usage,

@@ -81,6 +81,21 @@ impl Launcher {
         }
     }
 
+    /// The same launcher with further variables set (e.g. `QA_FIX_REQUEST` for a fixer command).
+    pub fn with_vars(&self, extra: &[(&str, String)]) -> Self {
+        let mut env: Vec<(String, String)> = self
+            .env
+            .iter()
+            .filter(|(k, _)| !extra.iter().any(|(e, _)| e == k))
+            .cloned()
+            .collect();
+        env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.clone())));
+        Launcher {
+            env: Arc::new(env),
+            cancel: self.cancel.clone(),
+        }
+    }
+
     /// Runs `job.command` with `sh -c` in its own process group; stdout and stderr share one pipe
     /// so their order is kept. Ends at exit, at the timeout or on cancellation (SIGTERM to the
     /// group, [`GRACE_PERIOD`], SIGKILL); whatever is left in the group is killed at the end.

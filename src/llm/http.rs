@@ -1,0 +1,343 @@
+//! HTTP for the model providers: one reqwest client (rustls with ring), timeouts, and retries with
+//! exponential backoff and jitter on 429, 5xx, timeouts and connection errors, honouring
+//! `retry-after`. A failure after the last retry is one [`ProviderError`]; the API key never
+//! appears in an error text or a log line.
+
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+
+use super::ProviderError;
+use crate::config::Secret;
+
+/// How model requests are retried.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt.
+    pub retries: u32,
+    /// The first backoff; doubled on each retry, with jitter.
+    pub backoff: Duration,
+    /// The longest single wait, also for a server's `retry-after`: asked to wait longer, the
+    /// provider gives up at once rather than stall the run.
+    pub max_wait: Duration,
+    /// One attempt's time limit (connection, request and the whole answer).
+    pub timeout: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            retries: 4,
+            backoff: Duration::from_secs(2),
+            max_wait: Duration::from_secs(60),
+            timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+/// What to do after an attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Next {
+    Retry(Duration),
+    GiveUp,
+}
+
+impl RetryPolicy {
+    /// The decision after failed attempt `attempt` (0-based) that is worth retrying, given the
+    /// server's `retry-after` if any. `jitter` is in [0, 1).
+    pub fn next(&self, attempt: u32, retry_after: Option<Duration>, jitter: f64) -> Next {
+        if attempt >= self.retries {
+            return Next::GiveUp;
+        }
+        let exp = self.backoff.as_secs_f64() * 2f64.powi(attempt.min(16) as i32);
+        // "Equal jitter": half fixed, half random, so waits never collapse to zero.
+        let backoff = Duration::from_secs_f64((exp * (0.5 + jitter / 2.0)).min(1e6));
+        match retry_after {
+            Some(wait) if wait > self.max_wait => Next::GiveUp,
+            Some(wait) => Next::Retry(wait.max(backoff.min(self.max_wait))),
+            None => Next::Retry(backoff.min(self.max_wait)),
+        }
+    }
+}
+
+/// `retry-after` (seconds or an HTTP date) or `retry-after-ms` (OpenAI).
+pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let value = text("retry-after")?;
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(
+        at.duration_since(SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
+}
+
+/// Whether an HTTP status is worth retrying (rate limits, overload, server errors, timeouts).
+pub fn retryable(status: u16) -> bool {
+    matches!(status, 408 | 409 | 425 | 429 | 500..=599)
+}
+
+/// The JSON transport shared by the providers.
+#[derive(Debug, Clone)]
+pub struct Transport {
+    client: reqwest::Client,
+    pub retry: RetryPolicy,
+    /// Scrubbed from every error text.
+    secret: Option<Secret>,
+}
+
+impl Transport {
+    pub fn new(retry: RetryPolicy, secret: Option<Secret>) -> Result<Self, ProviderError> {
+        // reqwest is built without a default crypto provider: ring is installed here (a second
+        // install is refused harmlessly).
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(15).min(retry.timeout))
+            .timeout(retry.timeout)
+            .user_agent(concat!("qa-loop/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ProviderError::Fatal(format!("cannot set up HTTPS: {e}")))?;
+        Ok(Transport {
+            client,
+            retry,
+            secret,
+        })
+    }
+
+    /// POSTs `body` as JSON and returns the JSON answer, retrying what is worth retrying.
+    /// `service` names the provider in errors; `headers` carry the key (marked sensitive).
+    pub async fn post_json(
+        &self,
+        service: &str,
+        url: &str,
+        headers: &[(&'static str, String)],
+        body: &Value,
+    ) -> Result<Value, ProviderError> {
+        let mut header_map = HeaderMap::new();
+        for (name, value) in headers {
+            let mut v = HeaderValue::from_str(value).map_err(|_| {
+                ProviderError::Fatal(format!(
+                    "{service}: the `{name}` header has characters HTTP does not allow (check the API key)"
+                ))
+            })?;
+            v.set_sensitive(true);
+            header_map.insert(HeaderName::from_static(name), v);
+        }
+        let body = serde_json::to_vec(body).map_err(|e| {
+            ProviderError::Fatal(format!("{service}: cannot encode the request: {e}"))
+        })?;
+        let mut attempt = 0;
+        loop {
+            let sent = self
+                .client
+                .post(url)
+                .headers(header_map.clone())
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.clone())
+                .send()
+                .await;
+            let (why, wait) = match sent {
+                Ok(response) => {
+                    let status = response.status().as_u16();
+                    let wait = retry_after(response.headers());
+                    let text = response.text().await;
+                    match text {
+                        Ok(text) if (200..300).contains(&status) => {
+                            return serde_json::from_str(&text).map_err(|e| {
+                                ProviderError::Fatal(self.scrub(&format!(
+                                    "{service}: the answer is not JSON ({e}): {}",
+                                    excerpt(&text)
+                                )))
+                            });
+                        }
+                        Ok(text) => {
+                            let why = format!("{service}: HTTP {status}{}", api_message(&text));
+                            if !retryable(status) {
+                                return Err(ProviderError::Fatal(self.scrub(&why)));
+                            }
+                            (why, wait)
+                        }
+                        Err(e) => (
+                            format!("{service}: HTTP {status}, the answer was cut: {e}"),
+                            wait,
+                        ),
+                    }
+                }
+                Err(e) => (format!("{service}: {}", transport_error(&e)), None),
+            };
+            match self.retry.next(attempt, wait, jitter()) {
+                Next::Retry(delay) => {
+                    tracing::warn!(
+                        attempt = attempt + 1,
+                        delay_ms = delay.as_millis() as u64,
+                        "{}; retrying",
+                        self.scrub(&why)
+                    );
+                    tokio::time::sleep(delay).await;
+                    attempt += 1;
+                }
+                Next::GiveUp => {
+                    let tries = attempt + 1;
+                    return Err(ProviderError::Unavailable(self.scrub(&format!(
+                        "{why} (after {tries} attempt{})",
+                        if tries == 1 { "" } else { "s" }
+                    ))));
+                }
+            }
+        }
+    }
+
+    fn scrub(&self, text: &str) -> String {
+        match &self.secret {
+            Some(s) if !s.expose().is_empty() => text.replace(s.expose(), "***"),
+            _ => text.to_string(),
+        }
+    }
+}
+
+/// The provider's own error message (`{"error": {"type", "message"}}` in both wire formats).
+fn api_message(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let error = parsed.as_ref().and_then(|v| v.get("error"));
+    let message = error
+        .and_then(|e| e.get("message").or(Some(e)))
+        .and_then(Value::as_str);
+    let kind = error.and_then(|e| e.get("type")).and_then(Value::as_str);
+    match (kind, message) {
+        (Some(k), Some(m)) => format!(" ({k}): {}", excerpt(m)),
+        (None, Some(m)) => format!(": {}", excerpt(m)),
+        _ if body.trim().is_empty() => String::new(),
+        _ => format!(": {}", excerpt(body)),
+    }
+}
+
+/// A reqwest error without its URL (the text stays short and never carries query strings).
+fn transport_error(e: &reqwest::Error) -> String {
+    let kind = if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "cannot connect"
+    } else {
+        "request failed"
+    };
+    let mut source = std::error::Error::source(e);
+    let mut detail = String::new();
+    while let Some(s) = source {
+        detail = s.to_string();
+        source = s.source();
+    }
+    if detail.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind}: {detail}")
+    }
+}
+
+fn excerpt(text: &str) -> String {
+    let t = text.trim();
+    match t.char_indices().nth(300) {
+        Some((cut, _)) => format!("{}…", &t[..cut]),
+        None => t.to_string(),
+    }
+}
+
+/// A number in [0, 1) that differs between calls and processes (no RNG dependency needed).
+fn jitter() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_with_jitter_and_honours_retry_after_within_the_cap() {
+        let p = RetryPolicy {
+            retries: 3,
+            backoff: Duration::from_secs(1),
+            max_wait: Duration::from_secs(10),
+            timeout: Duration::from_secs(5),
+        };
+        assert_eq!(
+            p.next(0, None, 0.0),
+            Next::Retry(Duration::from_millis(500))
+        );
+        assert_eq!(
+            p.next(1, None, 0.999_999),
+            Next::Retry(Duration::from_secs_f64(2.0 * 0.999_999_5))
+        );
+        assert_eq!(p.next(2, None, 0.5), Next::Retry(Duration::from_secs(3)));
+        assert_eq!(p.next(3, None, 0.5), Next::GiveUp);
+        // The server's wait wins when longer, and a wait beyond the cap gives up at once.
+        assert_eq!(
+            p.next(0, Some(Duration::from_secs(7)), 0.0),
+            Next::Retry(Duration::from_secs(7))
+        );
+        assert_eq!(p.next(0, Some(Duration::from_secs(11)), 0.0), Next::GiveUp);
+        let big = RetryPolicy { retries: 40, ..p };
+        assert_eq!(
+            big.next(30, None, 0.0),
+            Next::Retry(Duration::from_secs(10))
+        );
+        let j: Vec<f64> = (0..100).map(|_| jitter()).collect();
+        assert!(j.iter().all(|x| (0.0..1.0).contains(x)));
+        assert!(j.iter().any(|x| (x - j[0]).abs() > 1e-9), "jitter varies");
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_dates_and_milliseconds() {
+        let mut h = HeaderMap::new();
+        assert_eq!(retry_after(&h), None);
+        h.insert("retry-after", HeaderValue::from_static("3"));
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(3)));
+        h.insert("retry-after-ms", HeaderValue::from_static("250"));
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
+        let mut h = HeaderMap::new();
+        let later = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(30));
+        h.insert("retry-after", HeaderValue::from_str(&later).unwrap());
+        let d = retry_after(&h).unwrap();
+        assert!(
+            d > Duration::from_secs(27) && d <= Duration::from_secs(30),
+            "{d:?}"
+        );
+        h.insert("retry-after", HeaderValue::from_static("soon"));
+        assert_eq!(retry_after(&h), None);
+        assert!(retryable(429) && retryable(529) && retryable(503) && !retryable(400));
+        assert!(!retryable(401) && !retryable(404));
+    }
+
+    #[test]
+    fn api_errors_are_summarised_from_both_wire_formats() {
+        let anthropic =
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        assert_eq!(api_message(anthropic), " (overloaded_error): Overloaded");
+        let openai = r#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#;
+        assert_eq!(api_message(openai), " (requests): Rate limit reached");
+        assert_eq!(
+            api_message("<html>bad gateway</html>"),
+            ": <html>bad gateway</html>"
+        );
+        assert_eq!(api_message(""), "");
+    }
+}

@@ -1,0 +1,379 @@
+//! OpenAI Chat Completions (`POST …/chat/completions`: `tools`, `tool_calls`, `role: tool`
+//! results) for OpenAI itself and for compatible servers (Ollama, vLLM, OpenRouter), including
+//! Azure OpenAI's URL shape and `api-key` header. OpenAI caches long prompt prefixes by itself.
+
+use serde_json::{Value, json};
+
+use super::http::Transport;
+use super::types::{Content, Request, Response, Speaker, ToolCall, Usage};
+use super::{BoxFuture, Provider, ProviderError};
+use crate::config::Secret;
+
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+pub const DEFAULT_MODEL: &str = "gpt-5";
+/// The Azure OpenAI API version used when the base URL names none.
+pub const AZURE_API_VERSION: &str = "2024-10-21";
+
+pub struct OpenAi {
+    transport: Transport,
+    url: String,
+    azure: bool,
+    key: Option<Secret>,
+    default_model: String,
+    /// `openai` or `openai-compatible` (error texts and logs).
+    label: &'static str,
+}
+
+impl OpenAi {
+    /// `key` may be absent for a local compatible server (Ollama, vLLM).
+    pub fn new(
+        transport: Transport,
+        base_url: Option<&str>,
+        key: Option<Secret>,
+        default_model: &str,
+        label: &'static str,
+    ) -> Self {
+        let (url, azure) = endpoint(base_url.unwrap_or(DEFAULT_BASE_URL));
+        OpenAi {
+            transport,
+            url,
+            azure,
+            key,
+            default_model: default_model.to_string(),
+            label,
+        }
+    }
+}
+
+/// The chat-completions URL for a base URL, and whether it is Azure OpenAI
+/// (`https://{resource}.openai.azure.com/openai/deployments/{deployment}`, `api-version` kept or
+/// added).
+pub fn endpoint(base: &str) -> (String, bool) {
+    let (path, query) = match base.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (base, None),
+    };
+    let path = path.trim_end_matches('/');
+    let host = path
+        .split("://")
+        .nth(1)
+        .unwrap_or(path)
+        .split('/')
+        .next()
+        .unwrap_or_default();
+    let azure = host.ends_with(".openai.azure.com")
+        || host.ends_with(".cognitiveservices.azure.com")
+        || path.contains("/openai/deployments/");
+    let path = if path.ends_with("/chat/completions") {
+        path.to_string()
+    } else {
+        format!("{path}/chat/completions")
+    };
+    let query = match query {
+        Some(q) => Some(q.to_string()),
+        None if azure => Some(format!("api-version={AZURE_API_VERSION}")),
+        None => None,
+    };
+    let url = match query {
+        Some(q) => format!("{path}?{q}"),
+        None => path,
+    };
+    (url, azure)
+}
+
+impl Provider for OpenAi {
+    fn name(&self) -> &'static str {
+        self.label
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a Request,
+    ) -> BoxFuture<'a, Result<Response, ProviderError>> {
+        Box::pin(async move {
+            let model = request.model.as_deref().unwrap_or(&self.default_model);
+            let body = request_body(request, model);
+            let headers: Vec<(&'static str, String)> = match &self.key {
+                Some(k) if self.azure => vec![("api-key", k.expose().to_string())],
+                Some(k) => vec![("authorization", format!("Bearer {}", k.expose()))],
+                None => Vec::new(),
+            };
+            let service = if self.azure { "Azure OpenAI" } else { "OpenAI" };
+            let answer = self
+                .transport
+                .post_json(service, &self.url, &headers, &body)
+                .await?;
+            parse_response(&answer, model)
+        })
+    }
+}
+
+/// The request JSON.
+pub fn request_body(request: &Request, model: &str) -> Value {
+    let mut messages = Vec::new();
+    if !request.system.is_empty() {
+        messages.push(json!({"role": "system", "content": request.system}));
+    }
+    for m in &request.messages {
+        match m.speaker {
+            Speaker::Assistant => {
+                let text: Vec<&str> = m
+                    .content
+                    .iter()
+                    .filter_map(|c| match c {
+                        Content::Text(t) if !t.is_empty() => Some(t.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                let calls: Vec<Value> = m
+                    .content
+                    .iter()
+                    .filter_map(|c| match c {
+                        Content::ToolCall(call) => Some(json!({
+                            "id": call.id,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": arguments_text(&call.arguments)},
+                        })),
+                        _ => None,
+                    })
+                    .collect();
+                let mut msg = json!({
+                    "role": "assistant",
+                    "content": if text.is_empty() { Value::Null } else { Value::String(text.join("\n")) },
+                });
+                if !calls.is_empty() {
+                    msg["tool_calls"] = Value::Array(calls);
+                }
+                messages.push(msg);
+            }
+            Speaker::User => {
+                // Tool results first (they must follow the assistant's calls), then any text.
+                let mut text = Vec::new();
+                for c in &m.content {
+                    match c {
+                        Content::ToolResult {
+                            call_id,
+                            content,
+                            is_error,
+                        } => messages.push(json!({
+                            "role": "tool",
+                            "tool_call_id": call_id,
+                            "content": if *is_error { format!("ERROR: {content}") } else { content.clone() },
+                        })),
+                        Content::Text(t) => text.push(t.as_str()),
+                        Content::ToolCall(_) => {}
+                    }
+                }
+                if !text.is_empty() {
+                    messages.push(json!({"role": "user", "content": text.join("\n")}));
+                }
+            }
+        }
+    }
+    let mut body = json!({"model": model, "messages": messages});
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.parameters}})
+            })
+            .collect();
+    }
+    body
+}
+
+/// Tool arguments travel as a JSON-encoded string.
+fn arguments_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Reads a Chat Completions answer. Errors name the field.
+pub fn parse_response(answer: &Value, model: &str) -> Result<Response, ProviderError> {
+    let bad = |what: &str| ProviderError::Fatal(format!("OpenAI: unexpected answer: {what}"));
+    let message = answer
+        .pointer("/choices/0/message")
+        .ok_or_else(|| bad("no `choices[0].message`"))?;
+    let mut response = Response {
+        model: answer
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or(model)
+            .to_string(),
+        text: message
+            .get("content")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        ..Response::default()
+    };
+    if let Some(refusal) = message.get("refusal").and_then(Value::as_str)
+        && response.text.is_empty()
+    {
+        response.text = refusal.to_string();
+    }
+    for (i, call) in message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let field = |p: &str| {
+            call.pointer(p)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| bad(&format!("`tool_calls[{i}]{}` missing", p.replace('/', "."))))
+        };
+        let raw = field("/function/arguments")?;
+        // Arguments that are not JSON reach the tool layer as a string, which reports it to the
+        // model like any bad argument.
+        let arguments = if raw.trim().is_empty() {
+            json!({})
+        } else {
+            serde_json::from_str(&raw).unwrap_or(Value::String(raw))
+        };
+        response.tool_calls.push(ToolCall {
+            id: field("/id")?,
+            name: field("/function/name")?,
+            arguments,
+        });
+    }
+    let count = |p: &str| answer.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+    let prompt = count("/usage/prompt_tokens");
+    let cached = count("/usage/prompt_tokens_details/cached_tokens").min(prompt);
+    response.usage = Usage {
+        input_tokens: prompt - cached,
+        output_tokens: count("/usage/completion_tokens"),
+        cache_read_tokens: cached,
+        cache_write_tokens: 0,
+    };
+    Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::types::{AgentRole, Message, ToolSpec};
+
+    #[test]
+    fn the_request_follows_chat_completions_with_tool_calls_and_tool_messages() {
+        let request = Request {
+            role: AgentRole::Fixer,
+            model: Some("gpt-4.1".into()),
+            system: "You fix.".into(),
+            messages: vec![
+                Message::user("Fix Q1."),
+                Message {
+                    speaker: Speaker::Assistant,
+                    content: vec![Content::ToolCall(ToolCall {
+                        id: "call_1".into(),
+                        name: "edit_file".into(),
+                        arguments: json!({"path": "a.py", "old": "x", "new": "y"}),
+                    })],
+                },
+                Message {
+                    speaker: Speaker::User,
+                    content: vec![Content::ToolResult {
+                        call_id: "call_1".into(),
+                        content: "no match".into(),
+                        is_error: true,
+                    }],
+                },
+            ],
+            tools: vec![ToolSpec {
+                name: "edit_file",
+                description: "Edit.",
+                parameters: json!({"type": "object"}),
+            }],
+        };
+        let body = request_body(&request, "gpt-4.1");
+        assert_eq!(
+            body["messages"],
+            json!([
+                {"role": "system", "content": "You fix."},
+                {"role": "user", "content": "Fix Q1."},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+                    "function": {"name": "edit_file", "arguments": "{\"path\":\"a.py\",\"old\":\"x\",\"new\":\"y\"}"}}]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "ERROR: no match"}
+            ])
+        );
+        assert_eq!(
+            body["tools"],
+            json!([{"type": "function", "function": {"name": "edit_file", "description": "Edit.", "parameters": {"type": "object"}}}])
+        );
+    }
+
+    #[test]
+    fn answers_are_read_with_tool_calls_and_cached_tokens() {
+        let answer = json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4.1-2025-04-14",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": null, "refusal": null,
+                "tool_calls": [
+                    {"id": "call_9", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"a.py\"}"}},
+                    {"id": "call_10", "type": "function", "function": {"name": "list_files", "arguments": ""}},
+                    {"id": "call_11", "type": "function", "function": {"name": "search", "arguments": "{bad"}}
+                ]}}],
+            "usage": {"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050,
+                      "prompt_tokens_details": {"cached_tokens": 800}}
+        });
+        let r = parse_response(&answer, "gpt-4.1").unwrap();
+        assert_eq!(r.model, "gpt-4.1-2025-04-14");
+        assert_eq!(r.text, "");
+        assert_eq!(r.tool_calls.len(), 3);
+        assert_eq!(r.tool_calls[0].arguments, json!({"path": "a.py"}));
+        assert_eq!(r.tool_calls[1].arguments, json!({}));
+        assert_eq!(r.tool_calls[2].arguments, json!("{bad"));
+        assert_eq!(
+            r.usage,
+            Usage {
+                input_tokens: 200,
+                output_tokens: 50,
+                cache_read_tokens: 800,
+                cache_write_tokens: 0
+            }
+        );
+        let e = parse_response(&json!({"choices": []}), "m").unwrap_err();
+        assert!(e.to_string().contains("choices[0].message"), "{e}");
+    }
+
+    #[test]
+    fn endpoints_for_openai_compatible_servers_and_azure() {
+        assert_eq!(
+            endpoint(DEFAULT_BASE_URL),
+            ("https://api.openai.com/v1/chat/completions".into(), false)
+        );
+        assert_eq!(
+            endpoint("http://localhost:11434/v1/"),
+            ("http://localhost:11434/v1/chat/completions".into(), false)
+        );
+        assert_eq!(
+            endpoint("https://openrouter.ai/api/v1/chat/completions"),
+            (
+                "https://openrouter.ai/api/v1/chat/completions".into(),
+                false
+            )
+        );
+        assert_eq!(
+            endpoint("https://acme.openai.azure.com/openai/deployments/gpt4o"),
+            (
+                format!(
+                    "https://acme.openai.azure.com/openai/deployments/gpt4o/chat/completions?api-version={AZURE_API_VERSION}"
+                ),
+                true
+            )
+        );
+        assert_eq!(
+            endpoint("https://acme.openai.azure.com/openai/deployments/gpt4o?api-version=2025-01-01-preview"),
+            (
+                "https://acme.openai.azure.com/openai/deployments/gpt4o/chat/completions?api-version=2025-01-01-preview".into(),
+                true
+            )
+        );
+    }
+}
