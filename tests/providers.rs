@@ -1,0 +1,758 @@
+//! The real binary against local fake model servers that speak the Anthropic Messages and OpenAI
+//! Chat Completions wire formats (request and answer JSON as in the providers' API references,
+//! their error bodies and `retry-after`). Each fake checks every request the way the real API
+//! would reject it (headers, roles, tool-call / tool-result pairing, cache breakpoints) and
+//! answers 400 `invalid_request_error` otherwise, so a wrong request fails the test.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Output;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-canary-7d1f0c2e9b";
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Wire {
+    Anthropic,
+    OpenAi,
+}
+
+/// One scripted answer.
+#[derive(Clone, Debug)]
+enum Reply {
+    /// A successful answer: text and/or tool calls, with usage.
+    Ok {
+        text: String,
+        calls: Vec<(String, Value)>,
+        input: u64,
+        output: u64,
+    },
+    /// An HTTP error with the provider's error body; `retry_after` in seconds.
+    Error {
+        status: u16,
+        message: String,
+        retry_after: Option<u64>,
+    },
+}
+
+fn tool(name: &str, args: Value) -> Reply {
+    Reply::Ok {
+        text: String::new(),
+        calls: vec![(name.to_string(), args)],
+        input: 1000,
+        output: 100,
+    }
+}
+
+fn text(t: &str) -> Reply {
+    Reply::Ok {
+        text: t.to_string(),
+        calls: Vec::new(),
+        input: 1000,
+        output: 100,
+    }
+}
+
+fn verdict(status: &str, score: u8) -> Reply {
+    let issues = if status == "approved" {
+        json!([])
+    } else {
+        json!([{"id": "Q1", "title": "add subtracts instead of adding", "type": "unit_test",
+                "severity": "high", "file": "calc.py", "line": 2, "fix": "return a + b"}])
+    };
+    tool(
+        "submit_verdict",
+        json!({"status": status, "score": score, "confidence": 0.9, "summary": "checked",
+               "criteria": [], "issues": issues}),
+    )
+}
+
+#[derive(Default)]
+struct FakeState {
+    replies: VecDeque<Reply>,
+    requests: Vec<(HeaderMap, Value)>,
+    problems: Vec<String>,
+    calls: u64,
+}
+
+struct Fake {
+    addr: SocketAddr,
+    state: Arc<Mutex<FakeState>>,
+    wire: Wire,
+}
+
+impl Fake {
+    /// Serves `replies` in order on 127.0.0.1 (a thread with its own runtime).
+    fn start(wire: Wire, replies: Vec<Reply>) -> Fake {
+        let state = Arc::new(Mutex::new(FakeState {
+            replies: replies.into(),
+            ..FakeState::default()
+        }));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let shared = (state.clone(), wire);
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                let app = axum::Router::new()
+                    .route("/v1/messages", axum::routing::post(handle))
+                    .route("/v1/chat/completions", axum::routing::post(handle))
+                    .with_state(shared);
+                axum::serve(listener, app).await.unwrap();
+            });
+        });
+        Fake { addr, state, wire }
+    }
+
+    fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    fn requests(&self) -> Vec<(HeaderMap, Value)> {
+        self.state.lock().unwrap().requests.clone()
+    }
+
+    /// Requests the fake refused as the real API would (must be empty).
+    fn problems(&self) -> Vec<String> {
+        self.state.lock().unwrap().problems.clone()
+    }
+
+    fn run(&self, dir: &Path, extra: &[&str]) -> Output {
+        let provider = match self.wire {
+            Wire::Anthropic => "anthropic",
+            Wire::OpenAi => "openai",
+        };
+        let model = match self.wire {
+            Wire::Anthropic => "claude-sonnet-4-5",
+            Wire::OpenAi => "gpt-4.1",
+        };
+        let key_var = match self.wire {
+            Wire::Anthropic => "ANTHROPIC_API_KEY",
+            Wire::OpenAi => "OPENAI_API_KEY",
+        };
+        let base = match self.wire {
+            Wire::Anthropic => self.base_url(),
+            Wire::OpenAi => format!("{}/v1", self.base_url()),
+        };
+        Command::cargo_bin("qa-loop")
+            .unwrap()
+            .current_dir(dir)
+            .env_remove("GITHUB_BASE_REF")
+            .env("NO_COLOR", "1")
+            .env(key_var, KEY)
+            .args([
+                "run",
+                "--provider",
+                provider,
+                "--model",
+                model,
+                "--base-url",
+                &base,
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    }
+}
+
+async fn handle(
+    State((state, wire)): State<(Arc<Mutex<FakeState>>, Wire)>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    let mut s = state.lock().unwrap();
+    s.requests.push((headers.clone(), body.clone()));
+    if let Err(problem) = check_request(wire, &headers, &body) {
+        s.problems.push(problem.clone());
+        return error_response(wire, 400, &problem, None);
+    }
+    s.calls += 1;
+    let n = s.calls;
+    match s.replies.pop_front() {
+        None => error_response(wire, 500, "the test script has no answer left", None),
+        Some(Reply::Error {
+            status,
+            message,
+            retry_after,
+        }) => error_response(wire, status, &message, retry_after),
+        Some(Reply::Ok {
+            text,
+            calls,
+            input,
+            output,
+        }) => Json(answer(wire, n, &text, &calls, input, output)).into_response(),
+    }
+}
+
+/// The answer JSON of each API, as documented.
+fn answer(
+    wire: Wire,
+    n: u64,
+    text: &str,
+    calls: &[(String, Value)],
+    input: u64,
+    output: u64,
+) -> Value {
+    match wire {
+        Wire::Anthropic => {
+            let mut content = Vec::new();
+            if !text.is_empty() {
+                content.push(json!({"type": "text", "text": text}));
+            }
+            for (i, (name, args)) in calls.iter().enumerate() {
+                content.push(json!({"type": "tool_use", "id": format!("toolu_{n}_{i}"), "name": name, "input": args}));
+            }
+            json!({
+                "id": format!("msg_{n}"), "type": "message", "role": "assistant",
+                "model": "claude-sonnet-4-5-20250929", "content": content,
+                "stop_reason": if calls.is_empty() { "end_turn" } else { "tool_use" },
+                "stop_sequence": null,
+                "usage": {"input_tokens": input, "output_tokens": output,
+                          "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+            })
+        }
+        Wire::OpenAi => {
+            let tool_calls: Vec<Value> = calls
+                .iter()
+                .enumerate()
+                .map(|(i, (name, args))| {
+                    json!({"id": format!("call_{n}_{i}"), "type": "function",
+                    "function": {"name": name, "arguments": args.to_string()}})
+                })
+                .collect();
+            let mut message = json!({"role": "assistant",
+                "content": if text.is_empty() { Value::Null } else { json!(text) }, "refusal": null});
+            if !tool_calls.is_empty() {
+                message["tool_calls"] = json!(tool_calls);
+            }
+            json!({
+                "id": format!("chatcmpl-{n}"), "object": "chat.completion", "created": 1_763_700_000,
+                "model": "gpt-4.1-2025-04-14",
+                "choices": [{"index": 0, "message": message, "logprobs": null,
+                             "finish_reason": if calls.is_empty() { "stop" } else { "tool_calls" }}],
+                "usage": {"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output,
+                          "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0}}
+            })
+        }
+    }
+}
+
+fn error_response(wire: Wire, status: u16, message: &str, retry_after: Option<u64>) -> Response {
+    let body = match wire {
+        Wire::Anthropic => {
+            let kind = match status {
+                400 => "invalid_request_error",
+                401 => "authentication_error",
+                429 => "rate_limit_error",
+                529 => "overloaded_error",
+                _ => "api_error",
+            };
+            json!({"type": "error", "error": {"type": kind, "message": message}})
+        }
+        Wire::OpenAi => {
+            json!({"error": {"message": message, "type": if status == 429 { "requests" } else { "server_error" },
+                                "param": null, "code": null}})
+        }
+    };
+    let mut response = (StatusCode::from_u16(status).unwrap(), Json(body)).into_response();
+    if let Some(s) = retry_after {
+        response
+            .headers_mut()
+            .insert("retry-after", s.to_string().parse().unwrap());
+    }
+    response
+}
+
+/// What the real APIs refuse with 400.
+fn check_request(wire: Wire, headers: &HeaderMap, body: &Value) -> Result<(), String> {
+    let header = |n: &str| {
+        headers
+            .get(n)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+    };
+    match wire {
+        Wire::Anthropic => {
+            if header("x-api-key") != KEY {
+                return Err("x-api-key: missing or wrong".into());
+            }
+            if header("anthropic-version") != "2023-06-01" {
+                return Err("anthropic-version header missing".into());
+            }
+            if body["model"].as_str().is_none() || body["max_tokens"].as_u64().is_none() {
+                return Err("model and max_tokens are required".into());
+            }
+            if body.to_string().matches("\"cache_control\"").count() > 4 {
+                return Err("A maximum of 4 blocks with cache_control may be provided".into());
+            }
+            let messages = body["messages"].as_array().ok_or("messages: required")?;
+            let mut pending: Vec<String> = Vec::new();
+            for (i, m) in messages.iter().enumerate() {
+                let role = m["role"].as_str().unwrap_or_default();
+                let want = if i % 2 == 0 { "user" } else { "assistant" };
+                if role != want {
+                    return Err(format!(
+                        "messages.{i}: roles must alternate, starting with user"
+                    ));
+                }
+                let blocks = m["content"]
+                    .as_array()
+                    .ok_or(format!("messages.{i}.content"))?;
+                if blocks.is_empty() {
+                    return Err(format!("messages.{i}: content must be non-empty"));
+                }
+                let results: Vec<String> = blocks
+                    .iter()
+                    .filter(|b| b["type"] == "tool_result")
+                    .map(|b| b["tool_use_id"].as_str().unwrap_or_default().to_string())
+                    .collect();
+                if pending.iter().any(|id| !results.contains(id)) {
+                    return Err(format!(
+                        "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after"
+                    ));
+                }
+                for b in blocks {
+                    if b["type"] == "text" && b["text"].as_str().is_none_or(str::is_empty) {
+                        return Err(format!(
+                            "messages.{i}: text content blocks must be non-empty"
+                        ));
+                    }
+                }
+                pending = blocks
+                    .iter()
+                    .filter(|b| b["type"] == "tool_use")
+                    .map(|b| b["id"].as_str().unwrap_or_default().to_string())
+                    .collect();
+            }
+            for t in body["tools"].as_array().into_iter().flatten() {
+                if t["input_schema"]["type"] != "object" {
+                    return Err("tools.input_schema: type must be object".into());
+                }
+            }
+        }
+        Wire::OpenAi => {
+            if header("authorization") != format!("Bearer {KEY}") {
+                return Err("Incorrect API key provided".into());
+            }
+            let messages = body["messages"].as_array().ok_or("messages: required")?;
+            let mut pending: Vec<String> = Vec::new();
+            for (i, m) in messages.iter().enumerate() {
+                let role = m["role"].as_str().unwrap_or_default();
+                if role == "tool" {
+                    let id = m["tool_call_id"].as_str().unwrap_or_default().to_string();
+                    if !pending.contains(&id) {
+                        return Err(format!(
+                            "messages.[{i}]: a `tool` message must answer a preceding tool_calls id"
+                        ));
+                    }
+                    pending.retain(|p| *p != id);
+                    continue;
+                }
+                if !pending.is_empty() {
+                    return Err(format!(
+                        "messages.[{i}]: an assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'"
+                    ));
+                }
+                if role == "assistant" {
+                    for c in m["tool_calls"].as_array().into_iter().flatten() {
+                        if c["type"] != "function" || c["function"]["arguments"].as_str().is_none()
+                        {
+                            return Err(format!(
+                                "messages.[{i}].tool_calls: arguments must be a string"
+                            ));
+                        }
+                        pending.push(c["id"].as_str().unwrap_or_default().to_string());
+                    }
+                }
+            }
+            for t in body["tools"].as_array().into_iter().flatten() {
+                if t["type"] != "function" || t["function"]["name"].as_str().is_none() {
+                    return Err("tools: each needs type function and a name".into());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t.invalid",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "git {args:?}");
+}
+
+/// A tiny project whose test fails until `add` adds.
+fn project(dir: &Path, extra_config: &str) {
+    std::fs::write(dir.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
+    std::fs::write(
+        dir.join("test_calc.py"),
+        "from calc import add\nassert add(2, 2) == 4, 'add is wrong'\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join(".gitignore"), ".qa-loop/\n__pycache__/\n").unwrap();
+    std::fs::write(
+        dir.join("qa-loop.yml"),
+        format!(
+            "risk_level: low\nunit_tests:\n  commands: [\"python3 test_calc.py\"]\nmodel_retry_backoff: 50ms\n{extra_config}"
+        ),
+    )
+    .unwrap();
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "init"]);
+}
+
+fn result(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join(".qa-loop/qa-result.json")).unwrap())
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Nothing the run printed or wrote carries the key.
+fn assert_key_nowhere(dir: &Path, o: &Output) {
+    assert!(!stderr(o).contains(KEY) && !String::from_utf8_lossy(&o.stdout).contains(KEY));
+    for entry in walk(&dir.join(".qa-loop")) {
+        let text = std::fs::read_to_string(&entry).unwrap_or_default();
+        assert!(!text.contains(KEY), "{} carries the key", entry.display());
+    }
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+const WIRES: [Wire; 2] = [Wire::Anthropic, Wire::OpenAi];
+
+#[test]
+fn approve_on_the_first_pass() {
+    for wire in WIRES {
+        let dir = tempfile::tempdir().unwrap();
+        project(dir.path(), "");
+        std::fs::write(
+            dir.path().join("calc.py"),
+            "def add(a, b):\n    return a + b\n",
+        )
+        .unwrap();
+        let fake = Fake::start(wire, vec![verdict("approved", 92)]);
+        let o = fake.run(dir.path(), &[]);
+        assert_eq!(o.status.code(), Some(0), "{wire:?}: {}", stderr(&o));
+        assert_eq!(fake.problems(), Vec::<String>::new(), "{wire:?}");
+        let r = result(dir.path());
+        assert_eq!(r["verdict"], "approved");
+        assert_eq!(
+            (
+                r["tokens"]["input"].as_u64(),
+                r["tokens"]["output"].as_u64()
+            ),
+            (Some(1000), Some(100))
+        );
+        // Priced from the built-in table: Sonnet 4.5 $3/$15, GPT-4.1 $2/$8 per million.
+        let want = if wire == Wire::Anthropic {
+            0.0045
+        } else {
+            0.0028
+        };
+        assert!(
+            (r["cost_usd"].as_f64().unwrap() - want).abs() < 1e-9,
+            "{wire:?}: {}",
+            r["cost_usd"]
+        );
+        let requests = fake.requests();
+        assert_eq!(requests.len(), 1);
+        let body = &requests[0].1;
+        let task = match wire {
+            Wire::Anthropic => body["messages"][0]["content"][0]["text"].as_str().unwrap(),
+            Wire::OpenAi => body["messages"][1]["content"].as_str().unwrap(),
+        };
+        assert!(
+            task.contains("## Verification results") && task.contains("PASSED"),
+            "{task}"
+        );
+        let tools: Vec<&str> = match wire {
+            Wire::Anthropic => body["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap())
+                .collect(),
+            Wire::OpenAi => body["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap())
+                .collect(),
+        };
+        assert!(
+            tools.contains(&"submit_verdict") && tools.contains(&"run_command"),
+            "{tools:?}"
+        );
+        assert!(
+            !tools.contains(&"write_file") && !tools.contains(&"edit_file"),
+            "reviewer has no write tools: {tools:?}"
+        );
+        assert_key_nowhere(dir.path(), &o);
+    }
+}
+
+#[test]
+fn reject_then_a_fix_made_through_tool_calls_then_approve() {
+    for wire in WIRES {
+        let dir = tempfile::tempdir().unwrap();
+        project(dir.path(), "");
+        let fake = Fake::start(
+            wire,
+            vec![
+                verdict("rejected", 30),
+                tool("read_file", json!({"path": "calc.py"})),
+                tool(
+                    "edit_file",
+                    json!({"path": "calc.py", "old": "return a - b", "new": "return a + b"}),
+                ),
+                tool("finish", json!({"summary": "Q1: add now adds"})),
+                verdict("approved", 90),
+            ],
+        );
+        let o = fake.run(dir.path(), &[]);
+        assert_eq!(o.status.code(), Some(0), "{wire:?}: {}", stderr(&o));
+        assert_eq!(fake.problems(), Vec::<String>::new(), "{wire:?}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+            "def add(a, b):\n    return a + b\n"
+        );
+        let requests = fake.requests();
+        assert_eq!(requests.len(), 5);
+        // The fixer's second call carries the file it read as a tool result.
+        let second_fixer_call = requests[2].1.to_string();
+        assert!(second_fixer_call.contains("return a - b"), "{wire:?}");
+        let r = result(dir.path());
+        assert_eq!(
+            (r["verdict"].as_str(), r["iterations"].as_u64()),
+            (Some("approved"), Some(2))
+        );
+        assert_key_nowhere(dir.path(), &o);
+    }
+}
+
+#[test]
+fn a_429_is_retried_after_retry_after_then_succeeds() {
+    for wire in WIRES {
+        let dir = tempfile::tempdir().unwrap();
+        project(dir.path(), "");
+        std::fs::write(
+            dir.path().join("calc.py"),
+            "def add(a, b):\n    return a + b\n",
+        )
+        .unwrap();
+        let fake = Fake::start(
+            wire,
+            vec![
+                Reply::Error {
+                    status: 429,
+                    message: "rate limited".into(),
+                    retry_after: Some(1),
+                },
+                verdict("approved", 90),
+            ],
+        );
+        let started = Instant::now();
+        let o = fake.run(dir.path(), &[]);
+        assert_eq!(o.status.code(), Some(0), "{wire:?}: {}", stderr(&o));
+        assert_eq!(fake.requests().len(), 2);
+        // retry-after: 1 beat the 50 ms backoff.
+        assert!(started.elapsed() >= Duration::from_secs(1));
+        assert!(stderr(&o).contains("HTTP 429"), "{}", stderr(&o));
+        let r = result(dir.path());
+        assert_eq!(r["errors"], json!([]), "a retried 429 is not a loop error");
+    }
+}
+
+#[test]
+fn a_persistent_500_stops_with_exit_4_in_bounded_time_and_the_key_never_shows() {
+    for wire in WIRES {
+        let dir = tempfile::tempdir().unwrap();
+        project(dir.path(), "model_retries: 2\nmax_consecutive_errors: 2\n");
+        // The server echoes the key in its error text; qa-loop must not repeat it.
+        let err = Reply::Error {
+            status: 500,
+            message: format!("internal error for key {KEY}"),
+            retry_after: None,
+        };
+        let fake = Fake::start(wire, vec![err; 20]);
+        let started = Instant::now();
+        let o = fake.run(dir.path(), &[]);
+        assert_eq!(o.status.code(), Some(4), "{wire:?}: {}", stderr(&o));
+        // 2 loop errors × (1 + 2 retries), backoff 50 ms doubling: well under 10 s.
+        assert_eq!(fake.requests().len(), 6, "{wire:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
+        let r = result(dir.path());
+        assert_eq!(r["verdict"], "error");
+        let errors = r["errors"].to_string();
+        assert!(
+            errors.contains("HTTP 500") && errors.contains("after 3 attempts"),
+            "{errors}"
+        );
+        assert!(errors.contains("***"), "the echoed key is masked: {errors}");
+        assert_key_nowhere(dir.path(), &o);
+    }
+}
+
+#[test]
+fn a_malformed_verdict_gets_one_repair_request_then_is_accepted() {
+    for wire in WIRES {
+        let dir = tempfile::tempdir().unwrap();
+        project(dir.path(), "");
+        std::fs::write(
+            dir.path().join("calc.py"),
+            "def add(a, b):\n    return a + b\n",
+        )
+        .unwrap();
+        let fake = Fake::start(
+            wire,
+            vec![text("Looks fine to me, ship it."), verdict("approved", 88)],
+        );
+        let o = fake.run(dir.path(), &[]);
+        assert_eq!(o.status.code(), Some(0), "{wire:?}: {}", stderr(&o));
+        assert_eq!(fake.problems(), Vec::<String>::new(), "{wire:?}");
+        let requests = fake.requests();
+        assert_eq!(requests.len(), 2);
+        let last = requests[1].1["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .to_string();
+        assert!(last.contains("could not be read"), "{wire:?}: {last}");
+        assert_eq!(result(dir.path())["errors"], json!([]));
+    }
+}
+
+#[test]
+fn a_spent_budget_stops_with_exit_4_and_a_partial_report() {
+    for (wire, limit) in [
+        (Wire::Anthropic, ["--max-tokens", "2000"]),
+        (Wire::OpenAi, ["--max-cost-usd", "0.004"]),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        project(dir.path(), "");
+        // Each call: 1000 in + 100 out (GPT-4.1: $0.0028). The review and one fixer call fit;
+        // the fixer's second call would pass the limit and is never made.
+        let fake = Fake::start(
+            wire,
+            vec![
+                verdict("rejected", 30),
+                tool("read_file", json!({"path": "calc.py"})),
+                tool("finish", json!({"summary": "never reached"})),
+            ],
+        );
+        let o = fake.run(dir.path(), &limit);
+        assert_eq!(o.status.code(), Some(4), "{wire:?}: {}", stderr(&o));
+        assert_eq!(fake.requests().len(), 2, "{wire:?}");
+        let r = result(dir.path());
+        assert_eq!(r["verdict"], "error");
+        // The findings so far are reported.
+        assert_eq!(
+            r["issues"][0]["title"], "add subtracts instead of adding",
+            "{wire:?}"
+        );
+        let report = std::fs::read_to_string(dir.path().join(".qa-loop/qa_report.md")).unwrap();
+        assert!(
+            report.contains("add subtracts instead of adding"),
+            "{report}"
+        );
+        assert!(report.to_lowercase().contains("budget"), "{report}");
+    }
+}
+
+#[test]
+fn usage_errors_name_what_is_missing_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), "");
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = Command::cargo_bin("qa-loop").unwrap();
+        c.current_dir(dir.path())
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("QA_LOOP_API_KEY");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.arg("run").args(args).output().unwrap()
+    };
+    let o = run(&["--provider", "anthropic"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("ANTHROPIC_API_KEY"), "{}", stderr(&o));
+    let o = run(
+        &[
+            "--provider",
+            "openai-compatible",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--model"), "{}", stderr(&o));
+    let o = run(
+        &["--provider", "openai-compatible", "--model", "llama3.1"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--base-url"), "{}", stderr(&o));
+    let o = run(
+        &[
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "llama3.1",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--max-cost-usd",
+            "1",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("prices:"), "{}", stderr(&o));
+    assert!(!dir.path().join(".qa-loop").exists(), "nothing written");
+}
