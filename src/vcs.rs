@@ -6,11 +6,17 @@ use tokio::process::Command;
 
 /// Runs `git` in `root` and returns stdout, or the error text.
 pub async fn git(root: &Path, args: &[&str]) -> Result<String, String> {
+    git_with(root, args, &[]).await
+}
+
+/// `git` with further environment variables (e.g. `GIT_INDEX_FILE`).
+async fn git_with(root: &Path, args: &[&str], env: &[(&str, &Path)]) -> Result<String, String> {
     let out = Command::new("git")
         .args(args)
         .current_dir(root)
         .env_clear()
         .envs(crate::config::env_vars::scrubbed_env())
+        .envs(env.iter().map(|(k, v)| (*k, *v)))
         .output()
         .await
         .map_err(|e| format!("cannot run git: {e}"))?;
@@ -46,6 +52,39 @@ pub async fn diff(root: &Path, base: &str) -> Result<String, String> {
         }
     }
     Ok(out)
+}
+
+/// The working tree as a git tree object (tracked and untracked files, .gitignore respected,
+/// `exclude` paths left out), written without touching the repository's index, HEAD or files:
+/// a copy of the index takes the changes. Two snapshots diff with [`diff_trees`].
+pub async fn snapshot(root: &Path, exclude: &[String]) -> Result<String, String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("cannot snapshot the tree: {e}"))?;
+    let index = dir.path().join("index");
+    // Starting from the real index keeps git's stat cache: only changed files are hashed.
+    if let Ok(real) = git(root, &["rev-parse", "--git-path", "index"]).await {
+        let _ = std::fs::copy(root.join(real.trim()), &index);
+    }
+    let env = [("GIT_INDEX_FILE", index.as_path())];
+    git_with(root, &["add", "-A", "--", "."], &env).await?;
+    if !exclude.is_empty() {
+        // Removed afterwards: an exclude pathspec naming an ignored path makes `add` fail.
+        let mut args = vec!["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"];
+        args.extend(exclude.iter().map(|p| p.trim_end_matches('/')));
+        git_with(root, &args, &env).await?;
+    }
+    Ok(git_with(root, &["write-tree"], &env)
+        .await?
+        .trim()
+        .to_string())
+}
+
+/// The diff between two [`snapshot`]s.
+pub async fn diff_trees(root: &Path, from: &str, to: &str) -> Result<String, String> {
+    git(
+        root,
+        &["diff", "--no-color", "--no-ext-diff", from, to, "--"],
+    )
+    .await
 }
 
 /// The default diff base: the PR base branch in Actions, else `HEAD` (uncommitted work).
@@ -225,5 +264,43 @@ new file mode 100644
             [(2, "TWO".to_string()), (3, "three".to_string())]
         );
         assert_eq!(got["b.py"], [(1, "new".to_string())]);
+
+        // Snapshots see tracked and untracked changes, leave the index alone and skip
+        // excluded paths.
+        let rt = crate::test_support::rt();
+        let status_before = std::process::Command::new("git")
+            .args(["status", "--porcelain"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+            .stdout;
+        std::fs::create_dir(dir.path().join(".qa-loop")).unwrap();
+        std::fs::write(dir.path().join(".qa-loop/report.md"), "r1\n").unwrap();
+        let own = vec![".qa-loop/".to_string()];
+        let first = rt.block_on(snapshot(dir.path(), &own)).unwrap();
+        std::fs::write(dir.path().join("b.py"), "new\nnewer\n").unwrap();
+        std::fs::write(dir.path().join(".qa-loop/report.md"), "r2\n").unwrap();
+        let second = rt.block_on(snapshot(dir.path(), &own)).unwrap();
+        let changes = rt
+            .block_on(diff_trees(dir.path(), &first, &second))
+            .unwrap();
+        assert!(changes.contains("+newer"), "{changes}");
+        assert!(
+            !changes.contains("a.py") && !changes.contains(".qa-loop"),
+            "{changes}"
+        );
+        // An ignored own directory is fine too (git refuses to `add` an ignored pathspec).
+        std::fs::write(dir.path().join(".git/info/exclude"), ".qa-loop/\n").unwrap();
+        let third = rt.block_on(snapshot(dir.path(), &own)).unwrap();
+        assert_eq!(third, second);
+        std::fs::write(dir.path().join(".git/info/exclude"), "").unwrap();
+        std::fs::remove_dir_all(dir.path().join(".qa-loop")).unwrap();
+        let status_after = std::process::Command::new("git")
+            .args(["status", "--porcelain"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+            .stdout;
+        assert_eq!(status_before, status_after, "the index is untouched");
     }
 }

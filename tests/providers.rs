@@ -561,6 +561,23 @@ fn reject_then_a_fix_made_through_tool_calls_then_approve() {
         // The fixer's second call carries the file it read as a tool result.
         let second_fixer_call = requests[2].1.to_string();
         assert!(second_fixer_call.contains("return a - b"), "{wire:?}");
+        // The second review continues the first conversation (a cached prefix) and is told
+        // what the fixer changed since.
+        let second_review = requests[4].1.to_string();
+        let first_task = match wire {
+            Wire::Anthropic => &requests[0].1["messages"][0]["content"][0]["text"],
+            Wire::OpenAi => &requests[0].1["messages"][1]["content"],
+        };
+        assert!(first_task.as_str().unwrap().contains("iteration 1"));
+        assert!(second_review.contains(&first_task.to_string()), "{wire:?}");
+        assert!(
+            second_review.contains("What changed since your last review"),
+            "{wire:?}"
+        );
+        assert!(
+            second_review.contains("+    return a + b"),
+            "{wire:?}: {second_review}"
+        );
         let r = result(dir.path());
         assert_eq!(
             (r["verdict"].as_str(), r["iterations"].as_u64()),

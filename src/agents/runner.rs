@@ -33,7 +33,14 @@ pub struct Agent<'a> {
 impl Agent<'_> {
     /// Runs a turn starting from `task` (the user message). An error is one loop error.
     pub async fn run(&self, task: String) -> Result<AgentEnd, String> {
-        let mut messages = vec![Message::user(task)];
+        self.converse(&mut vec![Message::user(task)]).await
+    }
+
+    /// Runs a turn on `messages`, which end with the user's message, and leaves the
+    /// conversation in `messages`. A turn that ends with a tool call (`submit_verdict`,
+    /// `finish`) leaves a last user message holding that call's result, so the conversation
+    /// can go on with [`continue_with`].
+    pub async fn converse(&self, messages: &mut Vec<Message>) -> Result<AgentEnd, String> {
         let mut repaired = false;
         for _ in 0..self.max_steps {
             if let Some(why) = self.meter.borrow().exhausted() {
@@ -43,7 +50,7 @@ impl Agent<'_> {
                 role: self.role,
                 model: self.model.clone(),
                 system: self.system.clone(),
-                messages: std::mem::take(&mut messages),
+                messages: std::mem::take(messages),
                 tools: ToolBox::specs(self.tool_set),
             };
             let window = self
@@ -60,7 +67,7 @@ impl Agent<'_> {
                 );
             }
             let response = self.provider.complete(&request).await;
-            messages = request.messages;
+            *messages = request.messages;
             let response = response.map_err(|e| e.to_string())?;
             self.meter
                 .borrow_mut()
@@ -124,19 +131,28 @@ impl Agent<'_> {
                     is_error: out.is_error,
                 });
             }
-            if let Some(end) = ended {
-                return Ok(end);
-            }
             messages.push(Message {
                 speaker: Speaker::User,
                 content: results,
             });
+            if let Some(end) = ended {
+                return Ok(end);
+            }
         }
         Err(format!(
             "the {} reached its step limit ({}) without ending its turn",
             self.role.as_str(),
             self.max_steps
         ))
+    }
+}
+
+/// Adds the next task to a conversation left by [`Agent::converse`]: into the last user message
+/// (after the results of the calls that ended the turn), or as a new user message.
+pub fn continue_with(messages: &mut Vec<Message>, task: String) {
+    match messages.last_mut() {
+        Some(last) if last.speaker == Speaker::User => last.content.push(Content::Text(task)),
+        _ => messages.push(Message::user(task)),
     }
 }
 

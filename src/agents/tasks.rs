@@ -70,6 +70,29 @@ pub fn review_task(b: &ReviewBrief<'_>) -> (String, Vec<String>) {
         }
         out.push('\n');
     }
+    verification_section(b, &mut out);
+    earlier_section(b, &mut out);
+    let shown = fit_diff(b.diff, DIFF_BUDGET);
+    out.push_str("## The change (git diff)\n\n");
+    if shown.text.trim().is_empty() {
+        out.push_str("The diff is empty: review the repository state against the criteria.\n");
+    } else {
+        out.push_str(&format!("```diff\n{}\n```\n", shown.text.trim_end()));
+    }
+    if !shown.omitted_files.is_empty() {
+        out.push_str(&format!(
+            "\nThe diff was too large; these files were left out (use `git_diff` or `read_file`): {}\n",
+            shown.omitted_files.join(", ")
+        ));
+    }
+    out.push_str(
+        "\nVerify claims by reading code and running commands. End with `submit_verdict`.\n",
+    );
+    (out, shown.omitted_files)
+}
+
+/// The measured results: gates, their findings and excerpts.
+fn verification_section(b: &ReviewBrief<'_>, out: &mut String) {
     out.push_str("## Verification results (measured by qa-loop; gates beat words)\n\n");
     if b.no_test_project {
         out.push_str("This project has no automated tests: validate by reading the code and running it where you can. \
@@ -106,6 +129,10 @@ human should make by hand before merging, specific to this change and its accept
         }
     }
     out.push('\n');
+}
+
+/// Earlier iterations' issues with the ids `recurs` refers to.
+fn earlier_section(b: &ReviewBrief<'_>, out: &mut String) {
     if !b.earlier.is_empty() {
         out.push_str("## Issues of earlier iterations\n\nIf an issue you find is the same problem as one of these, set its `recurs` to that id.\n\n");
         for r in b.earlier {
@@ -122,21 +149,34 @@ human should make by hand before merging, specific to this change and its accept
         }
         out.push('\n');
     }
-    let shown = fit_diff(b.diff, DIFF_BUDGET);
-    out.push_str("## The change (git diff)\n\n");
+}
+
+/// The reviewer's task from the second review of a conversation on: what changed since its
+/// last review (the fixer's work, as a diff between the two states), the new measurements and
+/// the earlier issues. The conversation already holds the criteria and the first diff.
+pub fn follow_up_task(b: &ReviewBrief<'_>, changes: &str) -> (String, Vec<String>) {
+    let mut out = format!(
+        "# QA review, iteration {}\n\nThe fixer has worked on your issues. Review the change again as it is now: \
+         files you read earlier may have changed, so read them again where it matters.\n\n",
+        b.iteration
+    );
+    verification_section(b, &mut out);
+    earlier_section(b, &mut out);
+    let shown = fit_diff(changes, DIFF_BUDGET);
+    out.push_str("## What changed since your last review\n\n");
     if shown.text.trim().is_empty() {
-        out.push_str("The diff is empty: review the repository state against the criteria.\n");
+        out.push_str("Nothing: the files are as they were at your last review.\n");
     } else {
         out.push_str(&format!("```diff\n{}\n```\n", shown.text.trim_end()));
     }
     if !shown.omitted_files.is_empty() {
         out.push_str(&format!(
-            "\nThe diff was too large; these files were left out (use `git_diff` or `read_file`): {}\n",
+            "\nToo large to show; these changed files were left out (use `read_file`): {}\n",
             shown.omitted_files.join(", ")
         ));
     }
     out.push_str(
-        "\nVerify claims by reading code and running commands. End with `submit_verdict`.\n",
+        "\nThe whole change is in `git_diff`. Verify claims by reading code and running commands. End with `submit_verdict`.\n",
     );
     (out, shown.omitted_files)
 }

@@ -421,3 +421,114 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Arbitrary JSON values, nested.
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            ".{0,20}".prop_map(Value::String),
+            prop::sample::select(vec![
+                "approved",
+                "rejected",
+                "PASS",
+                "FAIL",
+                "unit_test",
+                "high",
+                "Q1"
+            ])
+            .prop_map(|s| Value::String(s.to_string())),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec(
+                    (
+                        prop::sample::select(vec![
+                            "status",
+                            "score",
+                            "confidence",
+                            "summary",
+                            "criteria",
+                            "issues",
+                            "id",
+                            "title",
+                            "type",
+                            "severity",
+                            "file",
+                            "line",
+                            "fix",
+                            "recurs",
+                            "met",
+                            "criterion",
+                            "evidence",
+                            "manual_test_plan",
+                            "other",
+                        ]),
+                        inner
+                    ),
+                    0..8
+                )
+                .prop_map(|kv| Value::Object(
+                    kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+                )),
+            ]
+        })
+    }
+
+    /// Text around verdict-looking pieces: fences, headings, JSON, decision lines.
+    fn verdict_text() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            ".{0,40}",
+            Just("```json\n".to_string()),
+            Just("```\n".to_string()),
+            Just("### QC VERDICT: PASS\n".to_string()),
+            Just("### QC VERDICT: FAIL\n".to_string()),
+            Just("### SCORE: 101\n".to_string()),
+            Just("### ISSUES FOUND:\n- [high] x (a.py:3)\n".to_string()),
+            Just("### REQUIRED FIXES:\n1. do it\n".to_string()),
+            Just("decision: REWORK\n".to_string()),
+            Just("{\"status\": \"approved\", \"score\": 90}".to_string()),
+            Just("{\"status\": \"rejected\", \"issues\": [{\"title\": ".to_string()),
+            Just("}".to_string()),
+            Just("é✓\u{0}".to_string()),
+        ];
+        prop::collection::vec(piece, 0..12).prop_map(|p| p.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Arbitrary text never panics the parser: it is a verdict or an error, and a verdict
+        /// always carries a valid score.
+        #[test]
+        fn arbitrary_text_is_a_verdict_or_an_error(text in ".{0,400}") {
+            if let Ok(v) = from_text(&text) {
+                prop_assert!(v.score <= 100);
+            }
+        }
+
+        #[test]
+        fn verdict_shaped_text_is_a_verdict_or_an_error(text in verdict_text()) {
+            if let Ok(v) = from_text(&text) {
+                prop_assert!(v.score <= 100);
+            }
+        }
+
+        #[test]
+        fn arbitrary_json_is_a_verdict_or_an_error(value in json_value()) {
+            if let Ok(v) = from_value(&value) {
+                prop_assert!(v.score <= 100);
+                prop_assert!((0.0..=1.0).contains(&v.confidence));
+            }
+        }
+    }
+}

@@ -149,6 +149,13 @@ struct AgentReviewer<'a> {
     system: String,
     /// Files of the diff the reviewer was not shown (read by the reporter).
     omitted_files: &'a RefCell<Vec<String>>,
+    /// The reviewer's conversation, continued from review to review so its earlier reading is
+    /// a cached prefix; dropped after an error.
+    conversation: Vec<crate::llm::Message>,
+    /// The tree the reviewer last saw (a `vcs::snapshot`).
+    last_tree: Option<String>,
+    /// qa-loop's own files, left out of snapshots.
+    own_paths: Vec<String>,
 }
 
 impl Reviewer for AgentReviewer<'_> {
@@ -170,8 +177,37 @@ impl Reviewer for AgentReviewer<'_> {
             no_test_project: self.strategy.no_test_project,
             discovered: &self.strategy.discovered,
         };
-        let (task, omitted) = tasks::review_task(&brief);
-        *self.omitted_files.borrow_mut() = omitted;
+        let root = &self.shared.root;
+        let tree = match crate::vcs::snapshot(root, &self.own_paths).await {
+            Ok(t) => Some(t),
+            Err(e) => {
+                tracing::warn!("cannot snapshot the tree, the reviewer gets the whole task: {e}");
+                None
+            }
+        };
+        let changes = match (&self.last_tree, &tree) {
+            (Some(last), Some(now)) if !self.conversation.is_empty() => {
+                crate::vcs::diff_trees(root, last, now).await.ok()
+            }
+            _ => None,
+        };
+        match changes {
+            Some(changes) => {
+                let (task, omitted) = tasks::follow_up_task(&brief, &changes);
+                let mut all = self.omitted_files.borrow_mut();
+                for f in omitted {
+                    if !all.contains(&f) {
+                        all.push(f);
+                    }
+                }
+                crate::agents::runner::continue_with(&mut self.conversation, task);
+            }
+            None => {
+                let (task, omitted) = tasks::review_task(&brief);
+                *self.omitted_files.borrow_mut() = omitted;
+                self.conversation = vec![crate::llm::Message::user(task)];
+            }
+        }
         let agent = Agent {
             provider: self.shared.provider,
             role: AgentRole::Reviewer,
@@ -182,7 +218,13 @@ impl Reviewer for AgentReviewer<'_> {
             max_steps: REVIEWER_MAX_STEPS,
             meter: self.shared.meter,
         };
-        match agent.run(task).await? {
+        let ended = agent.converse(&mut self.conversation).await;
+        self.last_tree = tree;
+        if ended.is_err() {
+            // Start afresh next time rather than continue a conversation cut mid-turn.
+            self.conversation.clear();
+        }
+        match ended? {
             AgentEnd::Verdict(v) => Ok(v),
             AgentEnd::Finished(_) => Err("the reviewer ended without a verdict".into()),
         }
@@ -406,6 +448,9 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
         model: settings.reviewer_model.clone(),
         system: Prompt::Reviewer.load(&root),
         omitted_files: &omitted,
+        conversation: Vec::new(),
+        last_tree: None,
+        own_paths: own_paths(settings),
     };
     let mut fixer = AgentFixer {
         shared: &shared,
