@@ -773,3 +773,66 @@ fn as_pid_1_sigterm_still_stops_the_run_and_writes_the_reports() {
     assert_eq!(status.code(), Some(4), "{err}");
     assert_eq!(qa_result(dir.path())["verdict"], "error");
 }
+
+#[test]
+fn a_fixer_command_works_on_the_fix_request_without_secrets_and_its_failure_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let env_dump = dir.path().join("fixer-env.txt");
+    project(
+        dir.path(),
+        json!({"calls": [verdict("rejected", 30, "add subtracts"), verdict("approved", 90, "")]}),
+    );
+    let config = std::fs::read_to_string(dir.path().join("qa-loop.yml")).unwrap();
+    std::fs::write(
+        dir.path().join("qa-loop.yml"),
+        format!(
+            "{config}fixer_command: 'grep -q \"return a + b\" \"$QA_FIX_REQUEST\" && sed -i \"s/a - b/a + b/\" calc.py && env > \"$ENV_DUMP\" && echo fixed Q1'\n"
+        ),
+    )
+    .unwrap();
+    let o = Command::cargo_bin("qa-loop")
+        .unwrap()
+        .current_dir(dir.path())
+        .env_remove("GITHUB_BASE_REF")
+        .env("GITHUB_TOKEN", "ghs_canary_fixer")
+        .env("ENV_DUMP", &env_dump)
+        .args(REPLAY_RUN)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        std::fs::read_to_string(dir.path().join("calc.py"))
+            .unwrap()
+            .contains("a + b")
+    );
+    let env = std::fs::read_to_string(&env_dump).unwrap();
+    assert!(env.contains("QA_LOOP_ITERATION=1"), "{env}");
+    assert!(env.contains("QA_FIX_REQUEST=/"), "{env}");
+    assert!(
+        !env.contains("ghs_canary_fixer"),
+        "no secrets for the fixer command"
+    );
+    assert!(dir.path().join(".qa-loop/logs/fixer-1.log").exists());
+    let report = std::fs::read_to_string(dir.path().join(".qa-loop/qa_report.md")).unwrap();
+    assert!(report.contains("fixed Q1"), "{report}");
+
+    // A failing fixer command is a loop error, named in the result.
+    let dir = tempfile::tempdir().unwrap();
+    project(
+        dir.path(),
+        json!({"calls": [verdict("rejected", 30, "add subtracts")]}),
+    );
+    let config = std::fs::read_to_string(dir.path().join("qa-loop.yml")).unwrap();
+    std::fs::write(
+        dir.path().join("qa-loop.yml"),
+        format!("{config}fixer_command: 'echo cannot; exit 3'\nmax_consecutive_errors: 1\n"),
+    )
+    .unwrap();
+    let o = replay_run(dir.path(), &[]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let errors = qa_result(dir.path())["errors"].to_string();
+    assert!(
+        errors.contains("exit code 3") && errors.contains("cannot"),
+        "{errors}"
+    );
+}

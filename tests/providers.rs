@@ -773,3 +773,94 @@ fn usage_errors_name_what_is_missing_before_anything_runs() {
     assert!(stderr(&o).contains("prices:"), "{}", stderr(&o));
     assert!(!dir.path().join(".qa-loop").exists(), "nothing written");
 }
+
+#[test]
+fn azure_openai_gets_its_url_shape_and_api_key_header() {
+    type Seen = Arc<Mutex<Vec<(String, HeaderMap)>>>;
+    async fn azure(
+        State(seen): State<Seen>,
+        uri: axum::http::Uri,
+        headers: HeaderMap,
+        Json(body): Json<Value>,
+    ) -> Response {
+        seen.lock().unwrap().push((uri.to_string(), headers));
+        if let Err(p) = check_request(Wire::OpenAi, &HeaderMap::new(), &body).or_else(|e| {
+            if e.contains("API key") {
+                Ok(())
+            } else {
+                Err(e)
+            }
+        }) {
+            return error_response(Wire::OpenAi, 400, &p, None);
+        }
+        let verdict = json!({"status": "approved", "score": 90, "confidence": 0.9,
+                             "summary": "ok", "criteria": [], "issues": []});
+        Json(answer(
+            Wire::OpenAi,
+            1,
+            "",
+            &[("submit_verdict".into(), verdict)],
+            500,
+            50,
+        ))
+        .into_response()
+    }
+    let seen: Seen = Arc::default();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let state = seen.clone();
+    std::thread::spawn(move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async move {
+                let app = axum::Router::new()
+                    .route(
+                        "/openai/deployments/gpt4o/chat/completions",
+                        axum::routing::post(azure),
+                    )
+                    .with_state(state);
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                axum::serve(listener, app).await.unwrap();
+            });
+    });
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), "");
+    std::fs::write(
+        dir.path().join("calc.py"),
+        "def add(a, b):\n    return a + b\n",
+    )
+    .unwrap();
+    let o = Command::cargo_bin("qa-loop")
+        .unwrap()
+        .current_dir(dir.path())
+        .env_remove("GITHUB_BASE_REF")
+        .env("OPENAI_API_KEY", "sk-openai-must-not-travel")
+        .env("QA_LOOP_API_KEY", KEY)
+        .args([
+            "run",
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "gpt-4o",
+        ])
+        .args([
+            "--base-url",
+            &format!("http://{addr}/openai/deployments/gpt4o"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 1);
+    let (uri, headers) = &seen[0];
+    assert_eq!(
+        uri,
+        "/openai/deployments/gpt4o/chat/completions?api-version=2024-10-21"
+    );
+    assert_eq!(headers.get("api-key").unwrap(), KEY);
+    assert!(headers.get("authorization").is_none());
+    assert!(!format!("{headers:?}").contains("sk-openai-must-not-travel"));
+}
