@@ -12,6 +12,7 @@ pub mod commands;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod github;
 pub mod llm;
 pub mod model;
 pub mod report;

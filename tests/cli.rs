@@ -14,6 +14,7 @@ fn qa(dir: &Path, args: &[&str]) -> Output {
         .current_dir(dir)
         .env_remove("QA_LOOP_PROVIDER")
         .env_remove("GITHUB_BASE_REF")
+        .env_remove("GITHUB_ACTIONS")
         .env("NO_COLOR", "1")
         .args(args)
         .output()
@@ -835,4 +836,111 @@ fn a_fixer_command_works_on_the_fix_request_without_secrets_and_its_failure_is_a
         errors.contains("exit code 3") && errors.contains("cannot"),
         "{errors}"
     );
+}
+
+/// An Actions-like environment around a replayed run: the real `pull_request.opened` payload
+/// (npm `@octokit/webhooks-examples` 7.6.1), `$GITHUB_OUTPUT` and `$GITHUB_STEP_SUMMARY` files.
+fn actions_run(dir: &Path, payload: &Value, extra: &[&str]) -> (Output, String, String) {
+    let event = dir.join("event.json");
+    std::fs::write(&event, payload.to_string()).unwrap();
+    let (out, summary) = (dir.join("gh-output"), dir.join("gh-summary"));
+    let o = Command::cargo_bin("qa-loop")
+        .unwrap()
+        .current_dir(dir)
+        .env_remove("GITHUB_BASE_REF")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_EVENT_NAME", "pull_request")
+        .env("GITHUB_EVENT_PATH", &event)
+        .env("GITHUB_REPOSITORY", "Codertocat/Hello-World")
+        .env("GITHUB_RUN_ID", "4242")
+        .env("GITHUB_OUTPUT", &out)
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("QA_LOOP_API_KEY", "sk-mask-me")
+        .args(REPLAY_RUN)
+        .args(extra)
+        .output()
+        .unwrap();
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    (o, read(&out), read(&summary))
+}
+
+fn pr_payload() -> Value {
+    serde_json::from_str(
+        &std::fs::read_to_string("tests/fixtures/github/events/pull_request.opened.json").unwrap(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn in_actions_outputs_summary_groups_and_masks_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    project(
+        dir.path(),
+        json!({"calls": [verdict("rejected", 30, "add subtracts"),
+            {"role": "fixer", "tool_calls": [{"id": "e1", "name": "edit_file",
+              "arguments": {"path": "calc.py", "old": "return a - b", "new": "return a + b"}}]},
+            fixer_finish(1), verdict("approved", 91, "")]}),
+    );
+    let (o, outputs, summary) = actions_run(dir.path(), &pr_payload(), &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for want in [
+        "verdict<<ghadelimiter_",
+        "\napproved\n",
+        "score<<",
+        "\n91\n",
+        "iterations<<",
+        "junit-path<<",
+        "commits-pushed<<",
+        "cost-usd<<",
+    ] {
+        assert!(outputs.contains(want), "{want} in {outputs}");
+    }
+    assert!(
+        summary.contains("QA Loop: approved") && summary.contains("iteration 2"),
+        "{summary}"
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains("::group::qa-loop: verify (pass 1)") && err.contains("::endgroup::"),
+        "{err}"
+    );
+    assert!(err.contains("::group::qa-loop: fix (iteration 1)"), "{err}");
+    assert!(stdout(&o).contains("::add-mask::sk-mask-me"));
+}
+
+#[test]
+fn in_actions_bot_events_are_skipped_and_bad_payloads_name_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), json!({"calls": [verdict("approved", 90, "")]}));
+    let mut payload = pr_payload();
+    payload["sender"] = json!({"login": "renovate[bot]", "type": "Bot"});
+    let (o, outputs, _) = actions_run(dir.path(), &payload, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("::notice title=qa-loop skipped::"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stderr(&o).contains("allowed-bots"));
+    assert!(outputs.is_empty() && !dir.path().join(".qa-loop").exists());
+    // Allowed, it runs.
+    let (o, _, _) = actions_run(dir.path(), &payload, &["--allowed-bots", "renovate"]);
+    assert_ne!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(dir.path().join(".qa-loop/qa-result.json").exists());
+
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), json!({"calls": []}));
+    let mut bad = pr_payload();
+    bad["pull_request"]["head"]
+        .as_object_mut()
+        .unwrap()
+        .remove("sha");
+    let (o, _, _) = actions_run(dir.path(), &bad, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("`pull_request.head.sha`"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.path().join(".qa-loop").exists());
 }

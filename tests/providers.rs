@@ -152,6 +152,7 @@ impl Fake {
             .unwrap()
             .current_dir(dir)
             .env_remove("GITHUB_BASE_REF")
+            .env_remove("GITHUB_ACTIONS")
             .env("NO_COLOR", "1")
             .env(key_var, KEY)
             .args([

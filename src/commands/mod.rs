@@ -125,6 +125,24 @@ async fn dispatch(cli: Cli) -> Exit {
             if let Err(e) = run::provider(&inputs.settings) {
                 return run_error(&e);
             }
+            let actions = crate::github::actions::ActionsEnv::from_env(|n| std::env::var(n).ok());
+            if let Some(env) = &actions {
+                match gate(env, &inputs.settings) {
+                    Ok(None) => {}
+                    Ok(Some(skip)) => {
+                        println!(
+                            "::notice title=qa-loop skipped::{}",
+                            crate::github::actions::escape_data(&skip)
+                        );
+                        eprintln!("qa-loop: skipped: {skip}");
+                        return Exit::Approved;
+                    }
+                    Err(e) => {
+                        eprintln!("qa-loop: {e}");
+                        return Exit::BadInput;
+                    }
+                }
+            }
             match run::run(&inputs).await {
                 Ok(r) => {
                     if inputs.settings.verbosity != Verbosity::Quiet {
@@ -133,6 +151,11 @@ async fn dispatch(cli: Cli) -> Exit {
                             r.outcome.verdict(),
                             r.report_path.display()
                         );
+                    }
+                    if let Some(env) = &actions
+                        && let Err(e) = publish_to_actions(env, &r)
+                    {
+                        eprintln!("qa-loop: cannot write the step outputs or summary: {e}");
                     }
                     r.outcome.exit()
                 }
@@ -178,6 +201,85 @@ async fn dispatch(cli: Cli) -> Exit {
             }
         }
     }
+}
+
+/// In GitHub Actions: masks the key, reads the event and decides whether to run. `Ok(Some)` is
+/// the reason to skip; `Err` a payload that cannot be read (exit 2).
+fn gate(
+    env: &crate::github::actions::ActionsEnv,
+    settings: &config::Settings,
+) -> Result<Option<String>, String> {
+    use crate::github::event;
+    if let Some(key) = &settings.api_key {
+        println!("{}", crate::github::actions::mask(key.expose()));
+    }
+    let Some(path) = &env.event_path else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read the event payload: {e}", path.display()))?;
+    let payload: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{}:{}:{}: {e}", path.display(), e.line(), e.column()))?;
+    let ev =
+        event::parse(&env.event_name, &payload).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(match event::decide(&ev, &settings.allowed_bots) {
+        event::Decision::Run => None,
+        event::Decision::Skip(why) => Some(why),
+    })
+}
+
+/// Step outputs (SPEC §3.3) and the job summary, from the result files the run wrote.
+fn publish_to_actions(
+    env: &crate::github::actions::ActionsEnv,
+    r: &run::RunResult,
+) -> std::io::Result<()> {
+    use crate::github::actions;
+    let result: serde_json::Value =
+        std::fs::read_to_string(r.out_dir.join(crate::report::files::RESULT))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+    let field = |p: &str| match result.pointer(p) {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Null) | None => String::new(),
+        Some(v) => v.to_string(),
+    };
+    if let Some(path) = &env.output {
+        let issues = result["issues"].as_array().map_or(0, Vec::len);
+        actions::write_outputs(
+            path,
+            &[
+                ("verdict", r.outcome.verdict().to_string()),
+                ("score", field("/score")),
+                ("iterations", field("/iterations")),
+                ("issues", issues.to_string()),
+                ("report-path", r.report_path.display().to_string()),
+                (
+                    "junit-path",
+                    r.out_dir
+                        .join(crate::report::files::JUNIT)
+                        .display()
+                        .to_string(),
+                ),
+                ("escalation-issue", String::new()),
+                ("commits-pushed", "0".into()),
+                ("tokens", field("/tokens/total")),
+                ("cost-usd", field("/cost_usd")),
+            ],
+        )?;
+    }
+    if let Some(path) = &env.step_summary {
+        let report = std::fs::read_to_string(&r.report_path).unwrap_or_default();
+        let pointer = match env.run_url() {
+            Some(url) => format!(
+                "in `{}` (the run's artifacts: {url})",
+                r.report_path.display()
+            ),
+            None => format!("in `{}`", r.report_path.display()),
+        };
+        actions::write_summary(path, &report, &pointer)?;
+    }
+    Ok(())
 }
 
 fn iterations(out_dir: &std::path::Path) -> String {

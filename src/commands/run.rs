@@ -11,6 +11,7 @@ use crate::config::{Inputs, ProviderKind, Settings, Strategy};
 use crate::engine::driver::{self, Budget, Fixer, Reporter, Reviewer, Verifier};
 use crate::engine::state::{Engine, Outcome, Policy};
 use crate::error::InputError;
+use crate::github::actions::Group;
 use crate::llm::replay::ReplayProvider;
 use crate::llm::{AgentRole, Provider};
 use crate::model::{Issue, Verdict, VerificationReport};
@@ -127,12 +128,27 @@ pub fn provider(settings: &Settings) -> Result<Box<dyn Provider>, RunError> {
     })
 }
 
-struct RepoVerifier(crate::verify::Verifier);
+struct RepoVerifier {
+    verifier: crate::verify::Verifier,
+    /// `::group::` per phase in GitHub Actions.
+    groups: bool,
+    passes: u32,
+}
 
 impl Verifier for RepoVerifier {
     async fn verify(&mut self) -> VerificationReport {
-        self.0.verify().await
+        self.passes += 1;
+        let _group = Group::start(
+            self.groups,
+            &format!("qa-loop: verify (pass {})", self.passes),
+        );
+        self.verifier.verify().await
     }
+}
+
+/// Whether log output is grouped per phase (`::group::`): inside GitHub Actions.
+fn in_actions() -> bool {
+    std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true")
 }
 
 struct Shared<'a> {
@@ -160,6 +176,10 @@ struct AgentReviewer<'a> {
 
 impl Reviewer for AgentReviewer<'_> {
     async fn review(&mut self, iteration: u32, engine: &Engine) -> Result<Verdict, String> {
+        let _group = Group::start(
+            in_actions(),
+            &format!("qa-loop: review (iteration {iteration})"),
+        );
         let diff = crate::vcs::diff(&self.shared.root, &self.shared.tools.diff_base)
             .await
             .unwrap_or_else(|e| {
@@ -247,6 +267,10 @@ const FIXER_COMMAND_TIMEOUT: std::time::Duration = std::time::Duration::from_sec
 
 impl Fixer for AgentFixer<'_> {
     async fn fix(&mut self, iteration: u32, issues: &[Issue]) -> Result<String, String> {
+        let _group = Group::start(
+            in_actions(),
+            &format!("qa-loop: fix (iteration {iteration})"),
+        );
         let request = tasks::fix_request(iteration, issues);
         files::write_fix_request(&self.out_dir, &request)
             .map_err(|e| format!("cannot write {}: {e}", files::FIX_REQUEST))?;
@@ -472,11 +496,13 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
         report_path: None,
         write_error: None,
     };
-    let mut verifier = RepoVerifier(
-        crate::verify::Verifier::new(strategy.clone(), root.clone(), launcher)
+    let mut verifier = RepoVerifier {
+        verifier: crate::verify::Verifier::new(strategy.clone(), root.clone(), launcher)
             .with_logs(settings.out_dir.join(files::LOGS_DIR))
             .with_diff_base(crate::vcs::default_base(), own_paths(settings)),
-    );
+        groups: in_actions(),
+        passes: 0,
+    };
     let mut engine = Engine::new(policy(settings));
     let outcome = driver::drive(
         &mut engine,

@@ -490,6 +490,10 @@ pub struct ConfigFile {
     /// the built-in table. Needed for `max_cost_usd` with a model the table does not know.
     #[serde(default)]
     pub prices: Option<std::collections::BTreeMap<String, crate::llm::pricing::Price>>,
+    /// Bots whose events still start a run on GitHub (`dependabot`, `renovate`, `*` for all);
+    /// other bot-triggered runs are skipped (`--allowed-bots`).
+    #[serde(default)]
+    pub allowed_bots: Option<Vec<String>>,
     /// An external coding agent run instead of the built-in fixer (`sh -c`, in the repository
     /// root), with `QA_FIX_REQUEST.md`'s path in `$QA_FIX_REQUEST` (`--fixer-command`).
     #[serde(default)]

@@ -111,6 +111,14 @@ pub struct FlagLayer {
         value_name = "COMMAND"
     )]
     pub fixer_command: Option<String>,
+    /// Bots whose events still start a run (comma list; `*` for all)
+    #[arg(
+        long,
+        env = "QA_LOOP_ALLOWED_BOTS",
+        global = true,
+        value_name = "LOGINS"
+    )]
+    pub allowed_bots: Option<String>,
     /// Never call GitHub, even inside GitHub Actions
     #[arg(long, env = "QA_LOOP_NO_GITHUB", global = true, value_parser = clap::builder::BoolishValueParser::new())]
     pub no_github: bool,
@@ -187,6 +195,8 @@ pub struct Settings {
     /// Prices from the config, over the built-in table.
     pub prices: crate::llm::pricing::Prices,
     pub fixer_command: Option<String>,
+    /// Bot logins whose events start a run (GitHub Actions).
+    pub allowed_bots: Vec<String>,
     pub allow_workflow_edits: bool,
     pub no_github: bool,
     pub verbosity: Verbosity,
@@ -312,6 +322,15 @@ impl Settings {
                 .clone()
                 .or_else(|| file.fixer_command.clone())
                 .filter(|c| !c.trim().is_empty()),
+            allowed_bots: match &flags.allowed_bots {
+                Some(list) => list
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|b| !b.is_empty())
+                    .map(str::to_string)
+                    .collect(),
+                None => file.allowed_bots.clone().unwrap_or_default(),
+            },
             allow_workflow_edits: file.allow_workflow_edits.unwrap_or(false),
             env_passthrough: file.env_passthrough.clone().unwrap_or_default(),
             secret_env: file.secret_env.clone().unwrap_or_default(),

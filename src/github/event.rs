@@ -1,0 +1,371 @@
+//! The webhook event that started the workflow (`$GITHUB_EVENT_PATH`), reduced to what the loop
+//! needs, and the pure decision whether to run. Errors name the payload field.
+
+use serde_json::Value;
+
+/// A pull request as the loop sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PullRequest {
+    pub number: u64,
+    /// The PR head commit: the check run goes here (never the merge commit).
+    pub head_sha: String,
+    pub head_ref: String,
+    /// `owner/name` of the head repository.
+    pub head_repo: String,
+    pub base_ref: String,
+    pub base_repo: String,
+    pub draft: bool,
+    pub body: String,
+    pub author: String,
+}
+
+impl PullRequest {
+    /// A PR from another repository: its token is read-only and nothing may be pushed.
+    pub fn is_fork(&self) -> bool {
+        self.head_repo != self.base_repo
+    }
+}
+
+/// The `/qa` commands of a PR comment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QaCommand {
+    /// `/qa`: run the loop.
+    Run,
+    /// `/qa resume`: re-arm after an escalation.
+    Resume,
+    /// `/qa approve`: a human's sign-off (`critical` risk).
+    Approve,
+}
+
+/// Who caused the event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Actor {
+    pub login: String,
+    /// `User`, `Bot` or `Organization`.
+    pub kind: String,
+}
+
+impl Actor {
+    pub fn is_bot(&self) -> bool {
+        self.kind == "Bot" || self.login.ends_with("[bot]")
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Trigger {
+    /// `pull_request` or, with `target`, `pull_request_target`.
+    PullRequest {
+        action: String,
+        pr: PullRequest,
+        target: bool,
+    },
+    /// A comment on a PR. `command` is `None` when it is not a `/qa` command.
+    Comment {
+        pr_number: u64,
+        command: Option<QaCommand>,
+        /// `OWNER`, `MEMBER`, `COLLABORATOR`, … (a hint; write permission is checked by API).
+        association: String,
+    },
+    /// `workflow_dispatch` with a `pr` input.
+    Dispatch { pr_number: Option<u64> },
+    /// Any other event (push, schedule, …): nothing to review.
+    Other { name: String },
+}
+
+/// An event and its sender.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub trigger: Trigger,
+    pub sender: Actor,
+}
+
+/// Reads the payload of event `name` (`$GITHUB_EVENT_NAME`).
+pub fn parse(name: &str, payload: &Value) -> Result<Event, String> {
+    let sender = Actor {
+        login: text(payload, "/sender/login")?,
+        kind: text(payload, "/sender/type").unwrap_or_else(|_| "User".into()),
+    };
+    let trigger = match name {
+        "pull_request" | "pull_request_target" => Trigger::PullRequest {
+            action: text(payload, "/action")?,
+            pr: pull_request(payload)?,
+            target: name == "pull_request_target",
+        },
+        "issue_comment" => {
+            if payload.pointer("/issue/pull_request").is_none() {
+                // A comment on an issue, not on a PR.
+                return Ok(Event {
+                    trigger: Trigger::Other {
+                        name: "issue_comment on an issue".into(),
+                    },
+                    sender,
+                });
+            }
+            let created = text(payload, "/action")? == "created";
+            Trigger::Comment {
+                pr_number: number(payload, "/issue/number")?,
+                command: if created {
+                    command(&text(payload, "/comment/body").unwrap_or_default())
+                } else {
+                    None
+                },
+                association: text(payload, "/comment/author_association").unwrap_or_default(),
+            }
+        }
+        "workflow_dispatch" => Trigger::Dispatch {
+            pr_number: match payload.pointer("/inputs/pr") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) if s.trim().is_empty() => None,
+                Some(Value::String(s)) => {
+                    Some(s.trim().trim_start_matches('#').parse().map_err(|_| {
+                        format!("event payload: `inputs.pr` is `{s}`, not a pull request number")
+                    })?)
+                }
+                Some(v) => Some(v.as_u64().ok_or_else(|| {
+                    format!("event payload: `inputs.pr` is {v}, not a pull request number")
+                })?),
+            },
+        },
+        other => Trigger::Other { name: other.into() },
+    };
+    Ok(Event { trigger, sender })
+}
+
+/// The PR of a `pull_request`(`_target`) payload; also the shape of `GET /pulls/{n}`.
+pub fn pull_request(payload: &Value) -> Result<PullRequest, String> {
+    let pr = payload
+        .get("pull_request")
+        .ok_or("event payload: `pull_request` is missing")?;
+    let at = |p: &str| {
+        text(pr, p).map_err(|e| e.replace("event payload: `", "event payload: `pull_request."))
+    };
+    Ok(PullRequest {
+        number: number(pr, "/number")
+            .map_err(|e| e.replace("event payload: `", "event payload: `pull_request."))?,
+        head_sha: at("/head/sha")?,
+        head_ref: at("/head/ref")?,
+        // A deleted fork has no head repository: treat it as a fork.
+        head_repo: at("/head/repo/full_name").unwrap_or_default(),
+        base_ref: at("/base/ref")?,
+        base_repo: at("/base/repo/full_name")?,
+        draft: pr.get("draft").and_then(Value::as_bool).unwrap_or(false),
+        body: pr
+            .get("body")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        author: at("/user/login").unwrap_or_default(),
+    })
+}
+
+/// The `/qa` command on the comment's first line, if any.
+pub fn command(body: &str) -> Option<QaCommand> {
+    let first = body.trim_start().lines().next()?.trim();
+    let mut words = first.split_whitespace();
+    if words.next()? != "/qa" {
+        return None;
+    }
+    match words.next().map(str::to_ascii_lowercase).as_deref() {
+        None => Some(QaCommand::Run),
+        Some("resume") => Some(QaCommand::Resume),
+        Some("approve") => Some(QaCommand::Approve),
+        Some(_) => None,
+    }
+}
+
+/// Whether the event should start the loop.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    Run,
+    Skip(String),
+}
+
+/// Decides from the event alone (no API): bots unless allowed, PR actions that change nothing,
+/// drafts, comments that are not `/qa` commands, other events.
+pub fn decide(event: &Event, allowed_bots: &[String]) -> Decision {
+    let skip = |why: String| Decision::Skip(why);
+    if event.sender.is_bot() {
+        let login = event.sender.login.trim_end_matches("[bot]");
+        let allowed = allowed_bots
+            .iter()
+            .any(|b| b == "*" || b.trim_end_matches("[bot]").eq_ignore_ascii_case(login));
+        if !allowed {
+            return skip(format!(
+                "triggered by the bot `{}`; list it in `allowed-bots` to run for it",
+                event.sender.login
+            ));
+        }
+    }
+    match &event.trigger {
+        Trigger::PullRequest { action, pr, .. } => {
+            if !matches!(
+                action.as_str(),
+                "opened" | "synchronize" | "reopened" | "ready_for_review"
+            ) {
+                skip(format!("pull request `{action}`: nothing new to review"))
+            } else if pr.draft {
+                skip("the pull request is a draft".into())
+            } else {
+                Decision::Run
+            }
+        }
+        Trigger::Comment { command: None, .. } => skip("the comment is not a `/qa` command".into()),
+        Trigger::Comment { .. } => Decision::Run,
+        Trigger::Dispatch { pr_number: None } => {
+            skip("workflow_dispatch without a `pr` input".into())
+        }
+        Trigger::Dispatch { .. } => Decision::Run,
+        Trigger::Other { name } => skip(format!("the `{name}` event has no pull request")),
+    }
+}
+
+fn text(v: &Value, pointer: &str) -> Result<String, String> {
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| format!("event payload: `{}` is missing or not text", field(pointer)))
+}
+
+fn number(v: &Value, pointer: &str) -> Result<u64, String> {
+    v.pointer(pointer).and_then(Value::as_u64).ok_or_else(|| {
+        format!(
+            "event payload: `{}` is missing or not a number",
+            field(pointer)
+        )
+    })
+}
+
+fn field(pointer: &str) -> String {
+    pointer.trim_start_matches('/').replace('/', ".")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Value {
+        let path = format!("tests/fixtures/github/events/{name}.json");
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn real_pull_request_payloads_are_read() {
+        for action in ["opened", "synchronize", "reopened", "ready_for_review"] {
+            let e = parse("pull_request", &fixture(&format!("pull_request.{action}"))).unwrap();
+            let Trigger::PullRequest {
+                action: a,
+                pr,
+                target,
+            } = &e.trigger
+            else {
+                panic!("{e:?}")
+            };
+            assert_eq!((a.as_str(), *target), (action, false));
+            assert_eq!(pr.base_repo, "Codertocat/Hello-World");
+            assert_eq!(pr.head_sha.len(), 40);
+            assert!(!pr.is_fork());
+        }
+        let e = parse("pull_request", &fixture("pull_request.opened")).unwrap();
+        let Trigger::PullRequest { pr, .. } = &e.trigger else {
+            panic!()
+        };
+        assert_eq!(pr.number, 2);
+        assert_eq!(pr.head_sha, "ec26c3e57ca3a959ca5aad62de7213c562f8c821");
+        assert_eq!(
+            (pr.head_ref.as_str(), pr.base_ref.as_str()),
+            ("changes", "master")
+        );
+        assert!(pr.body.starts_with("This is a pretty simple change"));
+        assert_eq!(decide(&e, &[]), Decision::Run);
+        let t = parse("pull_request_target", &fixture("pull_request.opened")).unwrap();
+        assert!(matches!(
+            t.trigger,
+            Trigger::PullRequest { target: true, .. }
+        ));
+    }
+
+    #[test]
+    fn forks_bots_drafts_and_other_actions() {
+        let mut p = fixture("pull_request.opened");
+        p["pull_request"]["head"]["repo"]["full_name"] = "someone/Hello-World".into();
+        let e = parse("pull_request", &p).unwrap();
+        let Trigger::PullRequest { pr, .. } = &e.trigger else {
+            panic!()
+        };
+        assert!(pr.is_fork());
+        p["sender"] = serde_json::json!({"login": "dependabot[bot]", "type": "Bot"});
+        let e = parse("pull_request", &p).unwrap();
+        assert!(matches!(decide(&e, &[]), Decision::Skip(w) if w.contains("allowed-bots")));
+        assert_eq!(decide(&e, &["dependabot".into()]), Decision::Run);
+        p["pull_request"]["draft"] = true.into();
+        let e = parse("pull_request", &p).unwrap();
+        assert!(matches!(decide(&e, &["*".into()]), Decision::Skip(w) if w.contains("draft")));
+        let mut closed = fixture("pull_request.opened");
+        closed["action"] = "closed".into();
+        let e = parse("pull_request", &closed).unwrap();
+        assert!(matches!(decide(&e, &[]), Decision::Skip(_)));
+    }
+
+    /// The examples package has no comment on a PR: the fixture gets `issue.pull_request`.
+    #[test]
+    fn qa_comments_on_pull_requests() {
+        let mut p = fixture("issue_comment.created");
+        let e = parse("issue_comment", &p).unwrap();
+        assert!(
+            matches!(e.trigger, Trigger::Other { .. }),
+            "a comment on an issue"
+        );
+        p["issue"]["pull_request"] = serde_json::json!({"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/1"});
+        for (body, want) in [
+            ("/qa", Some(QaCommand::Run)),
+            ("  /qa resume\nplease", Some(QaCommand::Resume)),
+            ("/qa APPROVE", Some(QaCommand::Approve)),
+            ("/qa frobnicate", None),
+            ("/qaapprove", None),
+            ("looks good /qa", None),
+        ] {
+            p["comment"]["body"] = body.into();
+            let e = parse("issue_comment", &p).unwrap();
+            assert_eq!(
+                e.trigger,
+                Trigger::Comment {
+                    pr_number: 1,
+                    command: want,
+                    association: "OWNER".into()
+                },
+                "{body}"
+            );
+            assert_eq!(decide(&e, &[]) == Decision::Run, want.is_some(), "{body}");
+        }
+    }
+
+    #[test]
+    fn dispatch_inputs_and_bad_payloads_name_the_field() {
+        let mut p = fixture("workflow_dispatch");
+        let e = parse("workflow_dispatch", &p).unwrap();
+        assert_eq!(e.trigger, Trigger::Dispatch { pr_number: None });
+        assert!(matches!(decide(&e, &[]), Decision::Skip(_)));
+        p["inputs"] = serde_json::json!({"pr": "#42"});
+        assert_eq!(
+            parse("workflow_dispatch", &p).unwrap().trigger,
+            Trigger::Dispatch {
+                pr_number: Some(42)
+            }
+        );
+        p["inputs"] = serde_json::json!({"pr": "main"});
+        let err = parse("workflow_dispatch", &p).unwrap_err();
+        assert!(err.contains("inputs.pr"), "{err}");
+        let mut bad = fixture("pull_request.opened");
+        bad["pull_request"]["head"]
+            .as_object_mut()
+            .unwrap()
+            .remove("sha");
+        let err = parse("pull_request", &bad).unwrap_err();
+        assert_eq!(
+            err,
+            "event payload: `pull_request.head.sha` is missing or not text"
+        );
+        let err = parse("push", &serde_json::json!({})).unwrap_err();
+        assert!(err.contains("sender.login"), "{err}");
+    }
+}

@@ -1,0 +1,5 @@
+//! GitHub: the Actions runtime ([`actions`]: environment, outputs, job summary, workflow
+//! commands) and the triggering event ([`event`]: payload reading and the decision to run).
+
+pub mod actions;
+pub mod event;
