@@ -2,4 +2,5 @@
 //! commands) and the triggering event ([`event`]: payload reading and the decision to run).
 
 pub mod actions;
+pub mod client;
 pub mod event;

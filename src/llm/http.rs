@@ -256,7 +256,7 @@ fn excerpt(text: &str) -> String {
 }
 
 /// A number in [0, 1) that differs between calls and processes (no RNG dependency needed).
-fn jitter() -> f64 {
+pub(crate) fn jitter() -> f64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(
