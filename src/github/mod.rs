@@ -2,5 +2,6 @@
 //! commands) and the triggering event ([`event`]: payload reading and the decision to run).
 
 pub mod actions;
+pub mod checks;
 pub mod client;
 pub mod event;
