@@ -4,4 +4,5 @@
 pub mod actions;
 pub mod checks;
 pub mod client;
+pub mod comment;
 pub mod event;

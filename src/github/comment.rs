@@ -1,0 +1,233 @@
+//! The sticky PR comment, decided without I/O: its body (the report, cut to GitHub's limit, and
+//! the cross-run state as hidden JSON), reading the state back, and which comment to keep when
+//! two racing runs both created one (the oldest; the others are deleted).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::engine::IterationRecord;
+
+/// Marks qa-loop's report comment.
+pub const MARKER: &str = "<!-- qa-loop:report -->";
+const STATE_OPEN: &str = "<!-- qa-loop:state ";
+const STATE_CLOSE: &str = " -->";
+/// GitHub refuses comment bodies longer than this many characters.
+pub const BODY_LIMIT: usize = 65_536;
+/// Room kept for the state; older iterations lose their details first.
+const STATE_BUDGET: usize = 24_000;
+
+/// What a later run on the same PR continues from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CrossRunState {
+    /// Format version.
+    pub v: u32,
+    /// Iterations so far, across runs (the loop keeps counting from here).
+    pub history: Vec<IterationRecord>,
+    /// The open escalation issue, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalation_issue: Option<u64>,
+    /// The head commit the last run reviewed.
+    #[serde(default)]
+    pub head_sha: String,
+}
+
+/// The comment body: marker, report (cut to fit, with a pointer), hidden state.
+pub fn render(report: &str, state: &CrossRunState, full_report: &str) -> String {
+    let state = encode(state);
+    let room = BODY_LIMIT - MARKER.len() - state.len() - 4;
+    // The limit counts characters; cutting by bytes to `room` keeps it under in any case.
+    let report = crate::github::actions::cut(report, room, full_report);
+    format!("{MARKER}\n{report}\n\n{state}\n")
+}
+
+/// `<!-- qa-loop:state {json} -->`, made to fit [`STATE_BUDGET`]: iteration details (gate
+/// reports, criteria, descriptions) are dropped oldest first, then the oldest iterations.
+pub fn encode(state: &CrossRunState) -> String {
+    let mut s = state.clone();
+    s.v = 1;
+    for r in &mut s.history {
+        // The next run needs issues and scores, not the measurements.
+        r.verification = Default::default();
+        r.summary = cut(&r.summary, 500);
+        r.manual_test_plan = None;
+    }
+    let mut i = 0;
+    loop {
+        let json = serde_json::to_string(&s).expect("the state serializes");
+        // `--` cannot appear inside an HTML comment: escape it inside JSON strings.
+        let text = format!(
+            "{STATE_OPEN}{}{STATE_CLOSE}",
+            json.replace("--", "-\\u002d")
+        );
+        if text.len() <= STATE_BUDGET || s.history.is_empty() {
+            return text;
+        }
+        if i < s.history.len() {
+            let r = &mut s.history[i];
+            r.criteria.clear();
+            for issue in &mut r.issues {
+                issue.description = String::new();
+                issue.fix = cut(&issue.fix, 200);
+            }
+            i += 1;
+        } else {
+            s.history.remove(0);
+        }
+    }
+}
+
+/// The state hidden in a comment body; `None` when absent or unreadable.
+pub fn decode(body: &str) -> Option<CrossRunState> {
+    let start = body.find(STATE_OPEN)? + STATE_OPEN.len();
+    let end = start + body[start..].find(STATE_CLOSE)?;
+    match serde_json::from_str::<CrossRunState>(&body[start..end]) {
+        Ok(s) if s.v == 1 => Some(s),
+        Ok(s) => {
+            tracing::warn!(
+                version = s.v,
+                "unknown cross-run state version; starting afresh"
+            );
+            None
+        }
+        Err(e) => {
+            tracing::warn!("unreadable cross-run state in the PR comment ({e}); starting afresh");
+            None
+        }
+    }
+}
+
+/// Among a PR's comments (the REST objects), qa-loop's report comments written by a trusted
+/// author: the one to keep (the oldest) and the duplicates to delete. Only `trusted` authors
+/// count — anyone can paste the marker into a comment, and a forged state must not steer the
+/// loop.
+pub fn pick(comments: &[Value], trusted: impl Fn(&Value) -> bool) -> (Option<u64>, Vec<u64>) {
+    let mut ours: Vec<(&str, u64)> = comments
+        .iter()
+        .filter(|c| {
+            c["body"].as_str().is_some_and(|b| b.starts_with(MARKER)) && trusted(&c["user"])
+        })
+        .filter_map(|c| {
+            Some((
+                c["created_at"].as_str().unwrap_or_default(),
+                c["id"].as_u64()?,
+            ))
+        })
+        .collect();
+    ours.sort();
+    let mut ids = ours.into_iter().map(|(_, id)| id);
+    (ids.next(), ids.collect())
+}
+
+/// The default trust rule: comments by a bot account (`github-actions[bot]` with the job's
+/// token, or the GitHub App whose token qa-loop uses), or by `login` when given.
+pub fn trusted_author(user: &Value, login: Option<&str>) -> bool {
+    match login {
+        Some(l) => user["login"].as_str() == Some(l),
+        None => user["type"].as_str() == Some("Bot"),
+    }
+}
+
+fn cut(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Status;
+    use crate::model::{Issue, IssueType, Severity};
+    use serde_json::json;
+
+    fn record(n: u32, description: &str) -> IterationRecord {
+        IterationRecord {
+            iteration: n,
+            status: Status::Rejected,
+            reviewer_approved: false,
+            score: 40,
+            summary: "s".into(),
+            criteria: Vec::new(),
+            issues: vec![Issue {
+                id: "Q1".into(),
+                title: "add subtracts --> wrong".into(),
+                kind: IssueType::UnitTest,
+                severity: Severity::High,
+                file: Some("calc.py".into()),
+                line: Some(2),
+                description: description.into(),
+                fix: "return a + b".into(),
+                recurs: None,
+            }],
+            verification: Default::default(),
+            timestamp: "2026-11-21T10:00:00Z".into(),
+            manual_test_plan: None,
+        }
+    }
+
+    #[test]
+    fn the_state_round_trips_through_the_body_even_with_comment_breakers() {
+        let state = CrossRunState {
+            v: 1,
+            history: vec![record(1, "a -- b"), record(2, "<!-- x -->")],
+            escalation_issue: Some(9),
+            head_sha: "abc".into(),
+        };
+        let body = render("# QA Loop: rejected\n", &state, "the artifacts");
+        assert!(body.starts_with(MARKER));
+        // Exactly one HTML comment closer after the state opener: nothing leaked out.
+        let hidden = &body[body.find(STATE_OPEN).unwrap()..];
+        assert_eq!(hidden.matches("-->").count(), 1, "{hidden}");
+        assert_eq!(decode(&body), Some(state));
+        assert_eq!(decode("no state here"), None);
+        assert_eq!(decode("<!-- qa-loop:state {not json} -->"), None);
+    }
+
+    #[test]
+    fn big_reports_and_states_fit_github_s_limit() {
+        let history: Vec<IterationRecord> =
+            (1..=50).map(|n| record(n, &"d".repeat(3000))).collect();
+        let state = CrossRunState {
+            v: 1,
+            history,
+            escalation_issue: None,
+            head_sha: String::new(),
+        };
+        let body = render(&"report line\n".repeat(20_000), &state, "the artifacts");
+        assert!(
+            body.chars().count() <= BODY_LIMIT,
+            "{}",
+            body.chars().count()
+        );
+        let back = decode(&body).unwrap();
+        assert_eq!(back.history.len(), 50, "details dropped before iterations");
+        assert_eq!(
+            back.history[49].issues[0].description.len(),
+            3000,
+            "the newest keeps its details"
+        );
+        assert!(body.contains("the full report is the artifacts"));
+    }
+
+    #[test]
+    fn the_oldest_trusted_comment_is_kept_and_forged_ones_ignored() {
+        let bot = json!({"login": "github-actions[bot]", "type": "Bot"});
+        let user = json!({"login": "mallory", "type": "User"});
+        let comments = vec![
+            json!({"id": 30, "created_at": "2026-11-21T10:00:02Z", "body": format!("{MARKER}\nB"), "user": bot}),
+            json!({"id": 10, "created_at": "2026-11-21T09:00:00Z", "body": format!("{MARKER}\nforged"), "user": user}),
+            json!({"id": 20, "created_at": "2026-11-21T10:00:01Z", "body": format!("{MARKER}\nA"), "user": bot}),
+            json!({"id": 5, "created_at": "2026-11-21T08:00:00Z", "body": "unrelated", "user": bot}),
+        ];
+        assert_eq!(
+            pick(&comments, |u| trusted_author(u, None)),
+            (Some(20), vec![30])
+        );
+        assert_eq!(
+            pick(&comments, |u| trusted_author(u, Some("mallory"))),
+            (Some(10), vec![])
+        );
+        assert_eq!(pick(&[], |_| true), (None, vec![]));
+    }
+}
