@@ -848,6 +848,8 @@ fn actions_run(dir: &Path, payload: &Value, extra: &[&str]) -> (Output, String, 
         .unwrap()
         .current_dir(dir)
         .env_remove("GITHUB_BASE_REF")
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("QA_LOOP_GITHUB_TOKEN")
         .env("GITHUB_ACTIONS", "true")
         .env("GITHUB_EVENT_NAME", "pull_request")
         .env("GITHUB_EVENT_PATH", &event)

@@ -12,6 +12,7 @@ use crate::engine::driver::{self, Budget, Fixer, Reporter, Reviewer, Verifier};
 use crate::engine::state::{Engine, Outcome, Policy};
 use crate::error::InputError;
 use crate::github::actions::Group;
+use crate::github::publish::{Publisher, Target};
 use crate::llm::replay::ReplayProvider;
 use crate::llm::{AgentRole, Provider};
 use crate::model::{Issue, Verdict, VerificationReport};
@@ -359,6 +360,10 @@ struct FileReporter<'a> {
     replayed: bool,
     report_path: Option<PathBuf>,
     write_error: Option<String>,
+    /// The check run and sticky comment, when running on a pull request in GitHub Actions.
+    github: Option<Publisher>,
+    root: PathBuf,
+    head_sha: String,
 }
 
 impl FileReporter<'_> {
@@ -398,7 +403,7 @@ impl FileReporter<'_> {
 }
 
 impl Reporter for FileReporter<'_> {
-    fn checkpoint(&mut self, engine: &Engine) {
+    async fn checkpoint(&mut self, engine: &Engine) {
         if let Some(last) = engine.history().last() {
             tracing::info!(
                 iteration = last.iteration,
@@ -412,16 +417,45 @@ impl Reporter for FileReporter<'_> {
                 best_iteration: last.iteration,
             };
             self.write(engine, &snapshot, false);
+            if let Some(github) = &mut self.github {
+                github.iteration(engine).await;
+            }
         }
     }
 
-    fn fixes_applied(&mut self, _engine: &Engine, iteration: u32, summary: &str) {
+    async fn fixes_applied(&mut self, _engine: &Engine, iteration: u32, summary: &str) {
         tracing::info!(iteration, "fixes applied");
         self.fixes.push((iteration, summary.to_string()));
     }
 
-    fn finish(&mut self, engine: &Engine, outcome: &Outcome) {
+    async fn finish(&mut self, engine: &Engine, outcome: &Outcome) {
         self.write(engine, outcome, true);
+        if let Some(github) = &mut self.github {
+            let report_path = self
+                .report_path
+                .clone()
+                .unwrap_or_else(|| self.out_dir.join(files::REPORT));
+            let report = std::fs::read_to_string(&report_path).unwrap_or_default();
+            let state = crate::github::comment::CrossRunState {
+                v: 1,
+                history: engine.history().to_vec(),
+                escalation_issue: None,
+                head_sha: self.head_sha.clone(),
+            };
+            let issues = engine
+                .history()
+                .last()
+                .map(|l| l.issues.clone())
+                .unwrap_or_default();
+            let added = crate::vcs::added_lines(&self.root, &crate::vcs::default_base())
+                .await
+                .unwrap_or_default();
+            let pointer = format!("`{}` (in the workflow's artifacts)", files::REPORT);
+            github
+                .finish(outcome, &report, &state, &issues, &added, &pointer)
+                .await;
+            tracing::info!(requests = github.requests(), "published to GitHub");
+        }
     }
 }
 
@@ -495,6 +529,9 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
         replayed,
         report_path: None,
         write_error: None,
+        github: None,
+        root: root.clone(),
+        head_sha: String::new(),
     };
     let mut verifier = RepoVerifier {
         verifier: crate::verify::Verifier::new(strategy.clone(), root.clone(), launcher)
@@ -503,7 +540,27 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
         groups: in_actions(),
         passes: 0,
     };
-    let mut engine = Engine::new(policy(settings));
+    let mut github = if settings.no_github {
+        None
+    } else {
+        publisher(settings).await
+    };
+    let history = match &mut github {
+        Some(p) => p.start().await.history,
+        None => Vec::new(),
+    };
+    if !history.is_empty() {
+        tracing::info!(
+            iterations = history.len(),
+            "continuing from earlier runs on this pull request"
+        );
+    }
+    reporter.head_sha = github
+        .as_ref()
+        .map(|p| p.target().head_sha.clone())
+        .unwrap_or_default();
+    reporter.github = github;
+    let mut engine = Engine::resume(policy(settings), history);
     let outcome = driver::drive(
         &mut engine,
         &mut verifier,
@@ -528,6 +585,64 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
         report_path,
         out_dir: settings.out_dir.clone(),
     })
+}
+
+/// The publisher for this run's pull request: inside GitHub Actions, with a token, on an event
+/// that names a PR (for a comment or a dispatch, the PR is read from the API).
+async fn publisher(settings: &Settings) -> Option<Publisher> {
+    use crate::github::{actions::ActionsEnv, client::GitHub, event};
+    let env = ActionsEnv::from_env(|n| std::env::var(n).ok())?;
+    let token = ["QA_LOOP_GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "GITHUB_TOKEN"]
+        .iter()
+        .find_map(|n| std::env::var(n).ok().filter(|t| !t.is_empty()))?;
+    println!("{}", crate::github::actions::mask(&token));
+    let payload: serde_json::Value = std::fs::read_to_string(env.event_path.as_ref()?)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())?;
+    let ev = event::parse(&env.event_name, &payload).ok()?;
+    let gh = GitHub::new(
+        &env.api_url,
+        crate::config::Secret::new(token),
+        settings.model_retry,
+    )
+    .ok()?;
+    let number = match &ev.trigger {
+        event::Trigger::PullRequest { pr, .. } => {
+            return Some(Publisher::new(
+                gh,
+                Target {
+                    repo: env.repository.clone(),
+                    pr: pr.number,
+                    head_sha: pr.head_sha.clone(),
+                },
+                "QA Loop",
+                crate::github::checks::ErrorConclusion::Failure,
+            ));
+        }
+        event::Trigger::Comment { pr_number, .. } => *pr_number,
+        event::Trigger::Dispatch { pr_number: Some(n) } => *n,
+        _ => return None,
+    };
+    let pr = match gh
+        .get(&format!("repos/{}/pulls/{number}", env.repository))
+        .await
+    {
+        Ok(v) => event::pull_request(&serde_json::json!({ "pull_request": v })).ok()?,
+        Err(e) => {
+            tracing::warn!("cannot read pull request #{number}: {e}");
+            return None;
+        }
+    };
+    Some(Publisher::new(
+        gh,
+        Target {
+            repo: env.repository,
+            pr: pr.number,
+            head_sha: pr.head_sha,
+        },
+        "QA Loop",
+        crate::github::checks::ErrorConclusion::Failure,
+    ))
 }
 
 /// qa-loop's own files, relative to the root (`.qa-loop/`, the plan): never pattern-checked.

@@ -24,13 +24,14 @@ pub trait Fixer {
 }
 
 /// Reports progress and the end (files, check run, comment).
+#[allow(async_fn_in_trait)]
 pub trait Reporter {
     /// An iteration was recorded.
-    fn checkpoint(&mut self, engine: &Engine);
+    async fn checkpoint(&mut self, engine: &Engine);
     /// Fixes were applied after `iteration`.
-    fn fixes_applied(&mut self, engine: &Engine, iteration: u32, summary: &str);
+    async fn fixes_applied(&mut self, engine: &Engine, iteration: u32, summary: &str);
     /// The loop ended.
-    fn finish(&mut self, engine: &Engine, outcome: &Outcome);
+    async fn finish(&mut self, engine: &Engine, outcome: &Outcome);
 }
 
 /// Budget checks before each model call (tokens, cost, time).
@@ -92,15 +93,15 @@ pub async fn drive(
                 },
             },
             Effect::Checkpoint { .. } => {
-                reporter.checkpoint(engine);
+                reporter.checkpoint(engine).await;
                 continue;
             }
             Effect::FixesApplied { iteration, summary } => {
-                reporter.fixes_applied(engine, iteration, &summary);
+                reporter.fixes_applied(engine, iteration, &summary).await;
                 continue;
             }
             Effect::Finish(outcome) => {
-                reporter.finish(engine, &outcome);
+                reporter.finish(engine, &outcome).await;
                 return outcome;
             }
         };

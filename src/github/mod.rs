@@ -6,3 +6,4 @@ pub mod checks;
 pub mod client;
 pub mod comment;
 pub mod event;
+pub mod publish;

@@ -1,0 +1,290 @@
+//! Publishing a run on its pull request: the check run (in progress → per iteration →
+//! conclusion with annotations) and the sticky comment carrying the cross-run state. Publishing
+//! never fails the run: a GitHub failure is logged and listed, and the report files stay the
+//! source of truth. No create is repeated blindly: an uncertain create is looked up first.
+
+use serde_json::{Value, json};
+
+use super::checks::{self, ErrorConclusion};
+use super::client::{GhError, GitHub};
+use super::comment::{self, CrossRunState};
+use crate::engine::{Engine, Outcome};
+use crate::model::Issue;
+use crate::vcs::AddedLines;
+
+/// The pull request a run reports on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    /// `owner/name`.
+    pub repo: String,
+    pub pr: u64,
+    /// The PR head commit (never the merge commit).
+    pub head_sha: String,
+}
+
+pub struct Publisher {
+    gh: GitHub,
+    target: Target,
+    check_name: String,
+    on_error: ErrorConclusion,
+    check_id: Option<u64>,
+    /// The token may not write checks (fork PRs): annotations go to the log instead.
+    checks_denied: bool,
+    comment_id: Option<u64>,
+    duplicates: Vec<u64>,
+    /// What could not be published.
+    pub problems: Vec<String>,
+}
+
+impl Publisher {
+    pub fn new(gh: GitHub, target: Target, check_name: &str, on_error: ErrorConclusion) -> Self {
+        Publisher {
+            gh,
+            target,
+            check_name: check_name.to_string(),
+            on_error,
+            check_id: None,
+            checks_denied: false,
+            comment_id: None,
+            duplicates: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    pub fn requests(&self) -> u64 {
+        self.gh.sent.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn note(&mut self, what: &str, e: &GhError) {
+        tracing::warn!("cannot {what}: {e}");
+        self.problems.push(format!("cannot {what}: {e}"));
+    }
+
+    /// Opens the check run and reads the sticky comment's state (empty when there is none).
+    pub async fn start(&mut self) -> CrossRunState {
+        match self.create_check().await {
+            Ok(id) => self.check_id = Some(id),
+            Err(e) => {
+                self.checks_denied = matches!(e.status(), Some(403 | 404));
+                self.note("create the check run", &e);
+            }
+        }
+        let path = format!(
+            "repos/{}/issues/{}/comments",
+            self.target.repo, self.target.pr
+        );
+        match self.gh.get_all(&path, 30).await {
+            Ok(list) => {
+                let (keep, duplicates) = comment::pick(&list, |u| comment::trusted_author(u, None));
+                self.comment_id = keep;
+                self.duplicates = duplicates;
+                keep.and_then(|id| list.iter().find(|c| c["id"].as_u64() == Some(id)))
+                    .and_then(|c| c["body"].as_str())
+                    .and_then(comment::decode)
+                    .unwrap_or_default()
+            }
+            Err(e) => {
+                self.note("read the pull request's comments", &e);
+                CrossRunState::default()
+            }
+        }
+    }
+
+    async fn create_check(&self) -> Result<u64, GhError> {
+        let body = json!({
+            "name": self.check_name,
+            "head_sha": self.target.head_sha,
+            "status": "in_progress",
+            "started_at": crate::engine::driver::now(),
+            "output": {"title": "QA Loop: running", "summary": "Verification and review are running."},
+        });
+        let path = format!("repos/{}/check-runs", self.target.repo);
+        match self.gh.post(&path, &body).await {
+            Ok(v) => id_of(&v),
+            // It may exist: look it up before creating again.
+            Err(GhError::Uncertain { .. }) => match self.find_check().await? {
+                Some(id) => Ok(id),
+                None => id_of(&self.gh.post(&path, &body).await?),
+            },
+            Err(e) => Err(e),
+        }
+    }
+
+    /// This run's check on the head commit, if GitHub has it.
+    async fn find_check(&self) -> Result<Option<u64>, GhError> {
+        let v = self
+            .gh
+            .get(&format!(
+                "repos/{}/commits/{}/check-runs?check_name={}&filter=latest",
+                self.target.repo,
+                self.target.head_sha,
+                encode(&self.check_name)
+            ))
+            .await?;
+        Ok(v["check_runs"]
+            .as_array()
+            .and_then(|runs| runs.iter().find(|r| r["status"] != "completed"))
+            .and_then(|r| r["id"].as_u64()))
+    }
+
+    /// Shows the latest iteration on the check run.
+    pub async fn iteration(&mut self, engine: &Engine) {
+        let (Some(id), Some(last)) = (self.check_id, engine.history().last()) else {
+            return;
+        };
+        let title = format!(
+            "QA Loop: iteration {} {} (score {})",
+            last.iteration,
+            last.status.as_str(),
+            last.score
+        );
+        let mut summary = format!("{}\n\n", last.summary);
+        for i in &last.issues {
+            summary.push_str(&format!("- **{}** [{}] {}\n", i.id, i.kind, i.title));
+        }
+        let body = json!({"output": checks::output(&title, &summary, "", &[], "the run's report")});
+        let path = format!("repos/{}/check-runs/{id}", self.target.repo);
+        // An update is idempotent: re-sending it after an uncertain answer is harmless.
+        if let Err(e) = self.patch_twice(&path, &body).await {
+            self.note("update the check run", &e);
+        }
+    }
+
+    /// Completes the check run and writes the sticky comment.
+    pub async fn finish(
+        &mut self,
+        outcome: &Outcome,
+        report: &str,
+        state: &CrossRunState,
+        issues: &[Issue],
+        added: &AddedLines,
+        full_report: &str,
+    ) {
+        let (annotations, overflow) = checks::annotations(issues, added);
+        let mut summary = report.to_string();
+        if overflow > 0 {
+            summary.push_str(&format!(
+                "\n\n{overflow} more issues with a location are not annotated (GitHub shows at most {} per run here); see the report.\n",
+                checks::MAX_ANNOTATIONS
+            ));
+        }
+        let title = format!("QA Loop: {}", outcome.verdict());
+        if let Some(id) = self.check_id {
+            let path = format!("repos/{}/check-runs/{id}", self.target.repo);
+            let mut batches = annotations.chunks(checks::BATCH);
+            let first = batches.next().unwrap_or(&[]);
+            let body = json!({
+                "status": "completed",
+                "conclusion": checks::conclusion(outcome, self.on_error),
+                "completed_at": crate::engine::driver::now(),
+                "output": checks::output(&title, &summary, "", first, full_report),
+            });
+            if let Err(e) = self.patch_twice(&path, &body).await {
+                self.note("complete the check run", &e);
+            }
+            // Further annotations: each update appends its batch.
+            for batch in batches {
+                let body =
+                    json!({"output": checks::output(&title, &summary, "", batch, full_report)});
+                if let Err(e) = self.gh.patch(&path, &body).await {
+                    self.note("add annotations to the check run", &e);
+                    break;
+                }
+            }
+        } else if self.checks_denied {
+            // A read-only token (fork PR): annotations as workflow commands.
+            for i in issues.iter().filter(|i| i.file.is_some()) {
+                println!(
+                    "{}",
+                    super::actions::error_annotation(
+                        i.file.as_deref(),
+                        i.line,
+                        &format!("{} [{}] {}", i.id, i.kind, i.title),
+                        if i.description.is_empty() {
+                            &i.title
+                        } else {
+                            &i.description
+                        },
+                    )
+                );
+            }
+        }
+        let body = comment::render(report, state, full_report);
+        self.write_comment(&body).await;
+        for id in std::mem::take(&mut self.duplicates) {
+            let path = format!("repos/{}/issues/comments/{id}", self.target.repo);
+            if let Err(e) = self.gh.delete(&path).await {
+                self.note("delete a duplicate comment", &e);
+            }
+        }
+    }
+
+    async fn write_comment(&mut self, body: &str) {
+        let repo = self.target.repo.clone();
+        let payload = json!({"body": body});
+        if let Some(id) = self.comment_id {
+            let path = format!("repos/{repo}/issues/comments/{id}");
+            if let Err(e) = self.patch_twice(&path, &payload).await {
+                self.note("update the report comment", &e);
+            }
+            return;
+        }
+        let path = format!("repos/{repo}/issues/{}/comments", self.target.pr);
+        match self.gh.post(&path, &payload).await {
+            Ok(v) => self.comment_id = v["id"].as_u64(),
+            Err(GhError::Uncertain { .. }) => {
+                // Look up before creating again: the comment may exist (or a racing run's).
+                match self.gh.get_all(&path, 30).await {
+                    Ok(list) => {
+                        let (keep, duplicates) =
+                            comment::pick(&list, |u| comment::trusted_author(u, None));
+                        self.duplicates.extend(duplicates);
+                        let result = match keep {
+                            Some(id) => {
+                                self.gh
+                                    .patch(&format!("repos/{repo}/issues/comments/{id}"), &payload)
+                                    .await
+                            }
+                            None => self.gh.post(&path, &payload).await,
+                        };
+                        if let Err(e) = result {
+                            self.note("write the report comment", &e);
+                        }
+                    }
+                    Err(e) => self.note("write the report comment", &e),
+                }
+            }
+            Err(e) => self.note("write the report comment", &e),
+        }
+    }
+
+    /// PATCH, once more after an uncertain answer (an update is idempotent).
+    async fn patch_twice(&self, path: &str, body: &Value) -> Result<Value, GhError> {
+        match self.gh.patch(path, body).await {
+            Err(GhError::Uncertain { .. }) => self.gh.patch(path, body).await,
+            other => other,
+        }
+    }
+}
+
+fn id_of(v: &Value) -> Result<u64, GhError> {
+    v["id"]
+        .as_u64()
+        .ok_or_else(|| GhError::Transport("the created object has no `id`".into()))
+}
+
+/// Percent-encodes a query value.
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}

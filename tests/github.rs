@@ -1,0 +1,412 @@
+//! The real binary in an Actions-like environment against a stateful local fake of GitHub's REST
+//! API (check runs and issue comments, answered with full objects shaped like GitHub's), with
+//! the real `pull_request.opened` webhook payload and a replayed model. Faults: writes that GitHub
+//! performs but answers 502 (the worst case for duplicates).
+
+use std::path::Path;
+use std::process::Output;
+use std::sync::{Arc, Mutex};
+
+use assert_cmd::Command;
+use axum::Json;
+use axum::extract::State;
+use axum::http::{Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "ghs_canary_github_token";
+const REPO: &str = "Codertocat/Hello-World";
+
+#[derive(Default)]
+struct Gh {
+    check_runs: Vec<Value>,
+    comments: Vec<Value>,
+    requests: Vec<String>,
+    next_id: u64,
+    /// Answer every n-th write with 502 after performing it.
+    fail_every: Option<usize>,
+    writes: usize,
+}
+
+type Shared = Arc<Mutex<Gh>>;
+
+fn user_bot() -> Value {
+    json!({"login": "github-actions[bot]", "id": 41898282, "node_id": "MDM6Qm90NDE4OTgyODI=",
+           "type": "Bot", "site_admin": false})
+}
+
+impl Gh {
+    fn id(&mut self) -> u64 {
+        self.next_id += 1;
+        1000 + self.next_id
+    }
+
+    /// Whether this write is answered 502 (after it was done).
+    fn faulty_write(&mut self) -> bool {
+        self.writes += 1;
+        self.fail_every.is_some_and(|n| self.writes % n == 0)
+    }
+}
+
+fn bad_gateway() -> Response {
+    (
+        StatusCode::BAD_GATEWAY,
+        Json(json!({"message": "Server Error"})),
+    )
+        .into_response()
+}
+
+async fn record(
+    State(gh): State<Shared>,
+    method: Method,
+    uri: Uri,
+    headers: axum::http::HeaderMap,
+    body: Option<Json<Value>>,
+) -> Response {
+    let mut g = gh.lock().unwrap();
+    let auth = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if auth != format!("Bearer {TOKEN}") {
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"message": "Bad credentials"})),
+        )
+            .into_response();
+    }
+    g.requests.push(format!("{method} {}", uri.path()));
+    let path = uri.path().to_string();
+    let body = body.map(|b| b.0).unwrap_or(Value::Null);
+    let prefix = format!("/repos/{REPO}");
+    let rest = path.strip_prefix(&prefix).unwrap_or("").to_string();
+    let now = "2026-11-21T10:00:00Z";
+    match (
+        method.as_str(),
+        rest.split('/').collect::<Vec<_>>().as_slice(),
+    ) {
+        ("POST", ["", "check-runs"]) => {
+            let id = g.id();
+            let run = json!({"id": id, "node_id": format!("CR_{id}"), "head_sha": body["head_sha"], "external_id": "",
+                "url": format!("https://api.github.com{prefix}/check-runs/{id}"),
+                "html_url": format!("https://github.com/{REPO}/runs/{id}"), "details_url": null,
+                "status": body["status"], "conclusion": null, "started_at": body["started_at"], "completed_at": null,
+                "output": {"title": body["output"]["title"], "summary": body["output"]["summary"], "text": null,
+                           "annotations_count": 0, "annotations_url": format!("https://api.github.com{prefix}/check-runs/{id}/annotations")},
+                "name": body["name"], "check_suite": {"id": 5}, "app": {"id": 15368, "slug": "github-actions"}, "pull_requests": [],
+                "annotations": []});
+            g.check_runs.push(run.clone());
+            if g.faulty_write() {
+                return bad_gateway();
+            }
+            (StatusCode::CREATED, Json(run)).into_response()
+        }
+        ("PATCH", ["", "check-runs", id]) => {
+            let id: u64 = id.parse().unwrap();
+            let Some(pos) = g.check_runs.iter().position(|r| r["id"] == id) else {
+                return (StatusCode::NOT_FOUND, Json(json!({"message": "Not Found"})))
+                    .into_response();
+            };
+            let run = &mut g.check_runs[pos];
+            for k in ["status", "conclusion", "completed_at"] {
+                if !body[k].is_null() {
+                    run[k] = body[k].clone();
+                }
+            }
+            if let Some(out) = body.get("output") {
+                run["output"]["title"] = out["title"].clone();
+                run["output"]["summary"] = out["summary"].clone();
+                if let Some(a) = out["annotations"].as_array() {
+                    run["annotations"]
+                        .as_array_mut()
+                        .unwrap()
+                        .extend(a.iter().cloned());
+                    let n = run["annotations"].as_array().unwrap().len();
+                    run["output"]["annotations_count"] = n.into();
+                }
+            }
+            let run = run.clone();
+            if g.faulty_write() {
+                return bad_gateway();
+            }
+            Json(run).into_response()
+        }
+        ("GET", ["", "commits", sha, "check-runs"]) => {
+            let runs: Vec<Value> = g
+                .check_runs
+                .iter()
+                .filter(|r| r["head_sha"] == *sha)
+                .cloned()
+                .collect();
+            Json(json!({"total_count": runs.len(), "check_runs": runs})).into_response()
+        }
+        ("GET", ["", "issues", _, "comments"]) => {
+            Json(Value::Array(g.comments.clone())).into_response()
+        }
+        ("POST", ["", "issues", n, "comments"]) => {
+            let id = g.id();
+            let c = json!({"id": id, "node_id": format!("IC_{id}"),
+                "url": format!("https://api.github.com{prefix}/issues/comments/{id}"),
+                "html_url": format!("https://github.com/{REPO}/pull/{n}#issuecomment-{id}"),
+                "body": body["body"], "user": user_bot(), "created_at": format!("2026-11-21T10:00:{:02}Z", g.next_id),
+                "updated_at": now, "issue_url": format!("https://api.github.com{prefix}/issues/{n}"),
+                "author_association": "NONE"});
+            g.comments.push(c.clone());
+            if g.faulty_write() {
+                return bad_gateway();
+            }
+            (StatusCode::CREATED, Json(c)).into_response()
+        }
+        ("PATCH", ["", "issues", "comments", id]) => {
+            let id: u64 = id.parse().unwrap();
+            let Some(c) = g.comments.iter_mut().find(|c| c["id"] == id) else {
+                return (StatusCode::NOT_FOUND, Json(json!({"message": "Not Found"})))
+                    .into_response();
+            };
+            c["body"] = body["body"].clone();
+            let c = c.clone();
+            if g.faulty_write() {
+                return bad_gateway();
+            }
+            Json(c).into_response()
+        }
+        ("DELETE", ["", "issues", "comments", id]) => {
+            let id: u64 = id.parse().unwrap();
+            g.comments.retain(|c| c["id"] != id);
+            StatusCode::NO_CONTENT.into_response()
+        }
+        _ => (
+            StatusCode::NOT_FOUND,
+            Json(json!({"message": "Not Found", "path": path})),
+        )
+            .into_response(),
+    }
+}
+
+fn start(gh: Shared) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async move {
+                let app = axum::Router::new().fallback(record).with_state(gh);
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                axum::serve(listener, app).await.unwrap();
+            });
+    });
+    format!("http://{addr}")
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t.invalid",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(ok.status.success());
+}
+
+fn project(dir: &Path, calls: Value) {
+    std::fs::write(dir.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
+    std::fs::write(
+        dir.join("test_calc.py"),
+        "from calc import add\nassert add(2, 2) == 4\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join(".gitignore"),
+        ".qa-loop/\n__pycache__/\nevent.json\nsession.json\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("qa-loop.yml"), "risk_level: low\nunit_tests:\n  commands: [\"python3 test_calc.py\"]\nmodel_retry_backoff: 20ms\n").unwrap();
+    std::fs::write(
+        dir.join("session.json"),
+        json!({"calls": calls}).to_string(),
+    )
+    .unwrap();
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "init"]);
+}
+
+fn verdict(status: &str, score: u8) -> Value {
+    let issues = if status == "approved" {
+        json!([])
+    } else {
+        json!([{"id": "Q1", "title": "add subtracts", "type": "unit_test", "severity": "high",
+                "file": "calc.py", "line": 2, "fix": "return a + b"}])
+    };
+    json!({"role": "reviewer", "tool_calls": [{"id": "v", "name": "submit_verdict",
+        "arguments": {"status": status, "score": score, "confidence": 0.9, "summary": "s", "criteria": [], "issues": issues}}]})
+}
+
+fn fix_calls() -> Vec<Value> {
+    vec![
+        json!({"role": "fixer", "tool_calls": [{"id": "e", "name": "edit_file",
+            "arguments": {"path": "calc.py", "old": "return a - b", "new": "return a + b"}}]}),
+        json!({"role": "fixer", "tool_calls": [{"id": "f", "name": "finish", "arguments": {"summary": "Q1 fixed"}}]}),
+    ]
+}
+
+fn run(dir: &Path, api: &str, extra: &[&str]) -> Output {
+    let event = dir.join("event.json");
+    let payload = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/github/events/pull_request.opened.json"),
+    )
+    .unwrap();
+    std::fs::write(&event, payload).unwrap();
+    Command::cargo_bin("qa-loop")
+        .unwrap()
+        .current_dir(dir)
+        .env_remove("GITHUB_BASE_REF")
+        .env_remove("QA_LOOP_GITHUB_TOKEN")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_EVENT_NAME", "pull_request")
+        .env("GITHUB_EVENT_PATH", &event)
+        .env("GITHUB_REPOSITORY", REPO)
+        .env("GITHUB_API_URL", api)
+        .env("GITHUB_TOKEN", TOKEN)
+        .args([
+            "run",
+            "--provider",
+            "replay",
+            "--replay-session",
+            "session.json",
+        ])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn an_approved_run_completes_one_check_and_one_comment_in_few_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut calls = vec![verdict("rejected", 30)];
+    calls.extend(fix_calls());
+    calls.push(verdict("approved", 92));
+    project(dir.path(), json!(calls));
+    let gh: Shared = Arc::default();
+    let api = start(gh.clone());
+    let o = run(dir.path(), &api, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let g = gh.lock().unwrap();
+    assert_eq!(g.check_runs.len(), 1, "{:?}", g.requests);
+    let check = &g.check_runs[0];
+    assert_eq!(
+        check["head_sha"], "ec26c3e57ca3a959ca5aad62de7213c562f8c821",
+        "the PR head, not a merge SHA"
+    );
+    assert_eq!(
+        (check["status"].as_str(), check["conclusion"].as_str()),
+        (Some("completed"), Some("success"))
+    );
+    assert_eq!(check["name"], "QA Loop");
+    assert_eq!(g.comments.len(), 1);
+    let body = g.comments[0]["body"].as_str().unwrap();
+    assert!(body.starts_with("<!-- qa-loop:report -->"), "{body}");
+    assert!(body.contains("<!-- qa-loop:state "), "{body}");
+    // create check, list comments, 2 iteration updates, complete, create comment
+    assert!(g.requests.len() <= 8, "{:?}", g.requests);
+    assert!(!stderr(&o).contains(TOKEN));
+}
+
+#[test]
+fn a_second_run_continues_the_count_and_keeps_one_comment() {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), json!([verdict("rejected", 50)]));
+    let gh: Shared = Arc::default();
+    let api = start(gh.clone());
+    let o = run(dir.path(), &api, &["--mode", "review"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    std::fs::write(
+        dir.path().join("session.json"),
+        json!({"calls": [verdict("rejected", 55)]}).to_string(),
+    )
+    .unwrap();
+    let o = run(dir.path(), &api, &["--mode", "review"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let g = gh.lock().unwrap();
+    assert_eq!(g.comments.len(), 1, "{:?}", g.requests);
+    let result: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join(".qa-loop/qa-result.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        result["iterations"], 2,
+        "the second run continued from the first"
+    );
+    assert_eq!(result["history"][1]["iteration"], 2);
+}
+
+#[test]
+fn writes_answered_502_after_being_done_leave_no_duplicates() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut calls = vec![verdict("rejected", 30)];
+    calls.extend(fix_calls());
+    calls.push(verdict("approved", 92));
+    project(dir.path(), json!(calls));
+    let gh: Shared = Arc::new(Mutex::new(Gh {
+        fail_every: Some(2),
+        ..Gh::default()
+    }));
+    let api = start(gh.clone());
+    let o = run(dir.path(), &api, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let g = gh.lock().unwrap();
+    assert_eq!(g.check_runs.len(), 1, "{:?}", g.requests);
+    assert_eq!(g.check_runs[0]["conclusion"], "success", "{:?}", g.requests);
+    assert_eq!(g.comments.len(), 1, "{:?}", g.requests);
+}
+
+#[test]
+fn racing_duplicates_are_reduced_to_the_oldest_and_forged_state_is_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), json!([verdict("rejected", 50)]));
+    let forged_state = "<!-- qa-loop:report -->\nforged\n<!-- qa-loop:state {\"v\":1,\"history\":[],\"head_sha\":\"x\"} -->";
+    let gh: Shared = Arc::new(Mutex::new(Gh {
+        comments: vec![
+            json!({"id": 1, "body": forged_state, "user": {"login": "mallory", "type": "User"}, "created_at": "2026-11-20T09:00:00Z"}),
+            json!({"id": 2, "body": "<!-- qa-loop:report -->\nA", "user": user_bot(), "created_at": "2026-11-20T10:00:00Z"}),
+            json!({"id": 3, "body": "<!-- qa-loop:report -->\nB", "user": user_bot(), "created_at": "2026-11-20T10:00:01Z"}),
+        ],
+        ..Gh::default()
+    }));
+    let api = start(gh.clone());
+    let o = run(dir.path(), &api, &["--mode", "review"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let g = gh.lock().unwrap();
+    let ids: Vec<u64> = g
+        .comments
+        .iter()
+        .map(|c| c["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [1, 2],
+        "the newer duplicate is deleted, the user's comment untouched"
+    );
+    assert!(
+        g.comments[1]["body"]
+            .as_str()
+            .unwrap()
+            .contains("qa-loop:state")
+    );
+    assert_eq!(g.comments[0]["body"], forged_state);
+}
