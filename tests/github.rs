@@ -410,3 +410,59 @@ fn racing_duplicates_are_reduced_to_the_oldest_and_forged_state_is_ignored() {
     );
     assert_eq!(g.comments[0]["body"], forged_state);
 }
+
+/// BENCHMARKS.md: GitHub requests of an approve run and of a run with 500 located issues.
+#[test]
+fn request_counts_of_an_approve_run_and_of_500_annotations() {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), json!([verdict("rejected", 30)]));
+    std::fs::write(
+        dir.path().join("calc.py"),
+        "def add(a, b):\n    return a + b\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("session.json"),
+        json!({"calls": [verdict("approved", 95)]}).to_string(),
+    )
+    .unwrap();
+    let gh: Shared = Arc::default();
+    let api = start(gh.clone());
+    let o = run(dir.path(), &api, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let approve = gh.lock().unwrap().requests.clone();
+    println!("approve run: {} requests: {approve:?}", approve.len());
+    assert!(approve.len() <= 8, "{approve:?}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let issues: Vec<Value> = (1..=500)
+        .map(|n| {
+            json!({"id": format!("Q{n}"), "title": format!("problem {n}"), "type": "code_quality",
+                        "severity": "medium", "file": "calc.py", "line": n})
+        })
+        .collect();
+    let many = json!({"role": "reviewer", "tool_calls": [{"id": "v", "name": "submit_verdict",
+        "arguments": {"status": "rejected", "score": 50, "confidence": 0.9, "summary": "s", "criteria": [], "issues": issues}}]});
+    project(dir.path(), json!([many]));
+    let gh: Shared = Arc::default();
+    let api = start(gh.clone());
+    let o = run(dir.path(), &api, &["--mode", "review"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let g = gh.lock().unwrap();
+    println!(
+        "500 annotations: {} requests: {:?}",
+        g.requests.len(),
+        g.requests
+    );
+    assert!(g.requests.len() <= 11, "{:?}", g.requests);
+    let check = &g.check_runs[0];
+    assert_eq!(check["output"]["annotations_count"], 400);
+    assert!(
+        check["output"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("100 more issues"),
+        "{}",
+        check["output"]["summary"]
+    );
+}

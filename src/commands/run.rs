@@ -417,15 +417,17 @@ impl Reporter for FileReporter<'_> {
                 best_iteration: last.iteration,
             };
             self.write(engine, &snapshot, false);
-            if let Some(github) = &mut self.github {
-                github.iteration(engine).await;
-            }
         }
     }
 
-    async fn fixes_applied(&mut self, _engine: &Engine, iteration: u32, summary: &str) {
+    async fn fixes_applied(&mut self, engine: &Engine, iteration: u32, summary: &str) {
         tracing::info!(iteration, "fixes applied");
         self.fixes.push((iteration, summary.to_string()));
+        // Another iteration follows: show this one on the check run (the last one goes out
+        // with the conclusion, saving a request).
+        if let Some(github) = &mut self.github {
+            github.iteration(engine).await;
+        }
     }
 
     async fn finish(&mut self, engine: &Engine, outcome: &Outcome) {
