@@ -261,7 +261,12 @@ fn publish_to_actions(
                         .display()
                         .to_string(),
                 ),
-                ("escalation-issue", String::new()),
+                (
+                    "escalation-issue",
+                    r.escalation_issue
+                        .map(|n| n.to_string())
+                        .unwrap_or_default(),
+                ),
                 ("commits-pushed", "0".into()),
                 ("tokens", field("/tokens/total")),
                 ("cost-usd", field("/cost_usd")),

@@ -39,6 +39,8 @@ pub enum RunError {
 #[derive(Debug)]
 pub struct RunResult {
     pub outcome: Outcome,
+    /// The open escalation issue on GitHub, if any.
+    pub escalation_issue: Option<u64>,
     pub report_path: PathBuf,
     pub out_dir: PathBuf,
 }
@@ -364,6 +366,9 @@ struct FileReporter<'a> {
     github: Option<Publisher>,
     root: PathBuf,
     head_sha: String,
+    /// The open escalation issue known from earlier runs, and this run's.
+    prior_escalation: Option<u64>,
+    escalation_issue: Option<u64>,
 }
 
 impl FileReporter<'_> {
@@ -438,10 +443,24 @@ impl Reporter for FileReporter<'_> {
                 .clone()
                 .unwrap_or_else(|| self.out_dir.join(files::REPORT));
             let report = std::fs::read_to_string(&report_path).unwrap_or_default();
+            let mut escalation_issue = self.prior_escalation;
+            match outcome {
+                Outcome::Escalated { .. } => {
+                    let text = std::fs::read_to_string(self.out_dir.join(files::ESCALATION))
+                        .unwrap_or_default();
+                    escalation_issue = github.escalate(&text).await.or(escalation_issue);
+                }
+                Outcome::Approved { iteration } if escalation_issue.is_some() => {
+                    github.resolve_escalation(*iteration).await;
+                    escalation_issue = None;
+                }
+                _ => {}
+            }
+            self.escalation_issue = escalation_issue;
             let state = crate::github::comment::CrossRunState {
                 v: 1,
                 history: engine.history().to_vec(),
-                escalation_issue: None,
+                escalation_issue,
                 head_sha: self.head_sha.clone(),
             };
             let issues = engine
@@ -534,6 +553,8 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
         github: None,
         root: root.clone(),
         head_sha: String::new(),
+        prior_escalation: None,
+        escalation_issue: None,
     };
     let mut verifier = RepoVerifier {
         verifier: crate::verify::Verifier::new(strategy.clone(), root.clone(), launcher)
@@ -547,10 +568,12 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
     } else {
         publisher(settings).await
     };
-    let history = match &mut github {
-        Some(p) => p.start().await.history,
-        None => Vec::new(),
+    let state = match &mut github {
+        Some(p) => p.start().await,
+        None => Default::default(),
     };
+    reporter.prior_escalation = state.escalation_issue;
+    let history = state.history;
     if !history.is_empty() {
         tracing::info!(
             iterations = history.len(),
@@ -584,6 +607,7 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
         .unwrap_or_else(|| settings.out_dir.join(files::REPORT));
     Ok(RunResult {
         outcome,
+        escalation_issue: reporter.escalation_issue,
         report_path,
         out_dir: settings.out_dir.clone(),
     })

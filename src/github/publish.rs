@@ -22,8 +22,34 @@ pub struct Target {
     pub head_sha: String,
 }
 
+/// The escalation settings (SPEC §3.3 inputs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Escalation {
+    /// Label of escalation issues (`qa-escalation`).
+    pub label: String,
+    /// Label put on the PR while a human is needed (`qa-loop:needs-human`).
+    pub needs_human: String,
+    pub assignees: Vec<String>,
+}
+
+impl Default for Escalation {
+    fn default() -> Self {
+        Escalation {
+            label: "qa-escalation".into(),
+            needs_human: "qa-loop:needs-human".into(),
+            assignees: Vec::new(),
+        }
+    }
+}
+
+/// Marks the one open escalation issue of a PR.
+pub fn escalation_marker(pr: u64) -> String {
+    format!("<!-- qa-loop:escalation pr={pr} -->")
+}
+
 pub struct Publisher {
     gh: GitHub,
+    pub escalation: Escalation,
     target: Target,
     check_name: String,
     on_error: ErrorConclusion,
@@ -40,6 +66,7 @@ impl Publisher {
     pub fn new(gh: GitHub, target: Target, check_name: &str, on_error: ErrorConclusion) -> Self {
         Publisher {
             gh,
+            escalation: Escalation::default(),
             target,
             check_name: check_name.to_string(),
             on_error,
@@ -259,6 +286,172 @@ impl Publisher {
                 }
             }
             Err(e) => self.note("write the report comment", &e),
+        }
+    }
+
+    /// Escalated: the label exists, one open issue per PR carries `body` (looked up by marker
+    /// before creating), the PR is labelled. Returns the issue number.
+    pub async fn escalate(&mut self, body: &str) -> Option<u64> {
+        let repo = self.target.repo.clone();
+        let e = self.escalation.clone();
+        self.ensure_label(&e.label, "d93f0b", "qa-loop needs a human")
+            .await;
+        self.ensure_label(
+            &e.needs_human,
+            "d93f0b",
+            "qa-loop stopped: a human must look",
+        )
+        .await;
+        let number = match self.find_escalation().await {
+            Ok(Some(n)) => {
+                let r = self
+                    .gh
+                    .patch(
+                        &format!("repos/{repo}/issues/{n}"),
+                        &json!({"body": self.escalation_body(body)}),
+                    )
+                    .await;
+                if let Err(err) = r {
+                    self.note("update the escalation issue", &err);
+                }
+                Some(n)
+            }
+            Ok(None) => {
+                let payload = json!({
+                    "title": format!("QA Loop needs a human on #{}", self.target.pr),
+                    "body": self.escalation_body(body),
+                    "labels": [e.label],
+                    "assignees": e.assignees,
+                });
+                match self
+                    .gh
+                    .post(&format!("repos/{repo}/issues"), &payload)
+                    .await
+                {
+                    Ok(v) => v["number"].as_u64(),
+                    Err(GhError::Uncertain { .. }) => match self.find_escalation().await {
+                        Ok(Some(n)) => Some(n),
+                        _ => match self
+                            .gh
+                            .post(&format!("repos/{repo}/issues"), &payload)
+                            .await
+                        {
+                            Ok(v) => v["number"].as_u64(),
+                            Err(err) => {
+                                self.note("open the escalation issue", &err);
+                                None
+                            }
+                        },
+                    },
+                    Err(err) => {
+                        self.note("open the escalation issue", &err);
+                        None
+                    }
+                }
+            }
+            Err(err) => {
+                self.note("look up the escalation issue", &err);
+                None
+            }
+        };
+        // Adding a label twice is harmless: re-sent after an uncertain answer.
+        let labels = json!({"labels": [e.needs_human]});
+        let path = format!("repos/{repo}/issues/{}/labels", self.target.pr);
+        let r = match self.gh.post(&path, &labels).await {
+            Err(GhError::Uncertain { .. }) => self.gh.post(&path, &labels).await,
+            other => other,
+        };
+        if let Err(err) = r {
+            self.note("label the pull request", &err);
+        }
+        number
+    }
+
+    /// Approved after an escalation: the issue is closed with a comment and the PR label removed.
+    pub async fn resolve_escalation(&mut self, iteration: u32) {
+        let repo = self.target.repo.clone();
+        match self.find_escalation().await {
+            Ok(Some(n)) => {
+                let comment = format!(
+                    "Resolved: #{} was approved by QA Loop at iteration {iteration}.",
+                    self.target.pr
+                );
+                let r = self
+                    .gh
+                    .post(
+                        &format!("repos/{repo}/issues/{n}/comments"),
+                        &json!({"body": comment}),
+                    )
+                    .await;
+                if let Err(err) = r {
+                    self.note("comment on the escalation issue", &err);
+                }
+                let closed = json!({"state": "closed", "state_reason": "completed"});
+                if let Err(err) = self
+                    .patch_twice(&format!("repos/{repo}/issues/{n}"), &closed)
+                    .await
+                {
+                    self.note("close the escalation issue", &err);
+                }
+                let label = encode(&self.escalation.needs_human);
+                let path = format!("repos/{repo}/issues/{}/labels/{label}", self.target.pr);
+                match self.gh.delete(&path).await {
+                    Ok(()) => {}
+                    Err(err) if err.status() == Some(404) => {}
+                    Err(err) => self.note("remove the needs-human label", &err),
+                }
+            }
+            Ok(None) => {}
+            Err(err) => self.note("look up the escalation issue", &err),
+        }
+    }
+
+    fn escalation_body(&self, body: &str) -> String {
+        format!(
+            "{}\nPull request: #{}\n\n{}",
+            escalation_marker(self.target.pr),
+            self.target.pr,
+            crate::github::actions::cut(body, 60_000, "the run's QA_HUMAN_ESCALATION.md")
+        )
+    }
+
+    /// The open escalation issue of this PR (by marker, written by a trusted author).
+    async fn find_escalation(&self) -> Result<Option<u64>, GhError> {
+        let path = format!(
+            "repos/{}/issues?state=open&labels={}",
+            self.target.repo,
+            encode(&self.escalation.label)
+        );
+        let marker = escalation_marker(self.target.pr);
+        let list = self.gh.get_all(&path, 10).await?;
+        Ok(list
+            .iter()
+            .filter(|i| i["pull_request"].is_null())
+            .filter(|i| i["body"].as_str().is_some_and(|b| b.starts_with(&marker)))
+            .filter(|i| comment::trusted_author(&i["user"], None))
+            .filter_map(|i| i["number"].as_u64())
+            .min())
+    }
+
+    async fn ensure_label(&mut self, name: &str, color: &str, description: &str) {
+        let repo = self.target.repo.clone();
+        match self
+            .gh
+            .get(&format!("repos/{repo}/labels/{}", encode(name)))
+            .await
+        {
+            Ok(_) => {}
+            Err(e) if e.status() == Some(404) => {
+                let body = json!({"name": name, "color": color, "description": description});
+                match self.gh.post(&format!("repos/{repo}/labels"), &body).await {
+                    // 422: it exists after all (an uncertain create, or a racing run).
+                    Ok(_) => {}
+                    Err(e) if e.status() == Some(422) => {}
+                    Err(GhError::Uncertain { .. }) => {}
+                    Err(e) => self.note(&format!("create the label `{name}`"), &e),
+                }
+            }
+            Err(e) => self.note(&format!("read the label `{name}`"), &e),
         }
     }
 
