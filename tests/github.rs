@@ -278,7 +278,11 @@ async fn record(
     }
 }
 
-fn start(gh: Shared) -> String {
+/// The fake's base URL — behind `prism proxy --errors` with GitHub's OpenAPI description when
+/// `QA_LOOP_PRISM` (the prism binary) and `QA_LOOP_GITHUB_OPENAPI` (`api.github.com.json`) are
+/// set, as `.ci/run` does: then every request qa-loop sends is validated against GitHub's
+/// published description, and a violation is answered 422 (which the tests see as a failure).
+fn start(gh: Shared) -> Api {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let addr = listener.local_addr().unwrap();
@@ -293,7 +297,67 @@ fn start(gh: Shared) -> String {
                 axum::serve(listener, app).await.unwrap();
             });
     });
-    format!("http://{addr}")
+    let fake = format!("http://{addr}");
+    let (Ok(prism), Ok(spec)) = (
+        std::env::var("QA_LOOP_PRISM"),
+        std::env::var("QA_LOOP_GITHUB_OPENAPI"),
+    ) else {
+        return Api {
+            url: fake,
+            prism: None,
+        };
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = std::process::Command::new(prism)
+        .args([
+            "proxy",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            &spec,
+            &fake,
+            "--errors",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("prism starts");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < until, "prism did not start");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    Api {
+        url: format!("http://127.0.0.1:{port}"),
+        prism: Some(child),
+    }
+}
+
+/// The API URL to give qa-loop; stops prism when dropped.
+struct Api {
+    url: String,
+    prism: Option<std::process::Child>,
+}
+
+impl std::ops::Deref for Api {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.url
+    }
+}
+
+impl Drop for Api {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.prism {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
 }
 
 fn git(dir: &Path, args: &[&str]) {
@@ -387,7 +451,14 @@ fn run(dir: &Path, api: &str, extra: &[&str]) -> Output {
 }
 
 fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    // Publishing problems are logged as `cannot …`: none may happen (a prism 422 shows here).
+    assert!(
+        !err.lines()
+            .any(|l| l.contains("WARN") && l.contains("cannot")),
+        "publishing failed:\n{err}"
+    );
+    err
 }
 
 #[test]
