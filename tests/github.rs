@@ -22,6 +22,8 @@ struct Gh {
     check_runs: Vec<Value>,
     comments: Vec<Value>,
     labels: Vec<String>,
+    /// Annotations per check run (not part of GitHub's check-run object).
+    annotations: std::collections::HashMap<u64, Vec<Value>>,
     /// Issues (not PRs), and the labels on the PR.
     issues: Vec<Value>,
     pr_labels: Vec<String>,
@@ -34,9 +36,28 @@ struct Gh {
 
 type Shared = Arc<Mutex<Gh>>;
 
+/// An example object from GitHub's OpenAPI description (`tests/fixtures/github/objects/`).
+fn template(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/fixtures/github/objects/{name}.json"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// GitHub's `simple-user` of the example, as the Actions bot.
 fn user_bot() -> Value {
-    json!({"login": "github-actions[bot]", "id": 41898282, "node_id": "MDM6Qm90NDE4OTgyODI=",
-           "type": "Bot", "site_admin": false})
+    let mut u = template("issue-comment")["user"].clone();
+    u["login"] = json!("github-actions[bot]");
+    u["id"] = json!(41898282);
+    u["type"] = json!("Bot");
+    u
+}
+
+/// Writes `fields` over `object`.
+fn over(mut object: Value, fields: Value) -> Value {
+    for (k, v) in fields.as_object().unwrap() {
+        object[k] = v.clone();
+    }
+    object
 }
 
 impl Gh {
@@ -91,14 +112,20 @@ async fn record(
     ) {
         ("POST", ["", "check-runs"]) => {
             let id = g.id();
-            let run = json!({"id": id, "node_id": format!("CR_{id}"), "head_sha": body["head_sha"], "external_id": "",
-                "url": format!("https://api.github.com{prefix}/check-runs/{id}"),
+            let mut run = over(
+                template("check-run"),
+                json!({"id": id, "node_id": format!("CR_{id}"), "head_sha": body["head_sha"],
+                "external_id": "", "url": format!("https://api.github.com{prefix}/check-runs/{id}"),
                 "html_url": format!("https://github.com/{REPO}/runs/{id}"), "details_url": null,
                 "status": body["status"], "conclusion": null, "started_at": body["started_at"], "completed_at": null,
-                "output": {"title": body["output"]["title"], "summary": body["output"]["summary"], "text": null,
-                           "annotations_count": 0, "annotations_url": format!("https://api.github.com{prefix}/check-runs/{id}/annotations")},
-                "name": body["name"], "check_suite": {"id": 5}, "app": {"id": 15368, "slug": "github-actions"}, "pull_requests": [],
-                "annotations": []});
+                "name": body["name"], "pull_requests": []}),
+            );
+            run["output"] = over(
+                run["output"].clone(),
+                json!({"title": body["output"]["title"], "summary": body["output"]["summary"],
+                "text": null, "annotations_count": 0,
+                "annotations_url": format!("https://api.github.com{prefix}/check-runs/{id}/annotations")}),
+            );
             g.check_runs.push(run.clone());
             if g.faulty_write() {
                 return bad_gateway();
@@ -111,6 +138,13 @@ async fn record(
                 return (StatusCode::NOT_FOUND, Json(json!({"message": "Not Found"})))
                     .into_response();
             };
+            let added = body["output"]["annotations"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let stored = g.annotations.entry(id).or_default();
+            stored.extend(added);
+            let count = stored.len();
             let run = &mut g.check_runs[pos];
             for k in ["status", "conclusion", "completed_at"] {
                 if !body[k].is_null() {
@@ -120,14 +154,7 @@ async fn record(
             if let Some(out) = body.get("output") {
                 run["output"]["title"] = out["title"].clone();
                 run["output"]["summary"] = out["summary"].clone();
-                if let Some(a) = out["annotations"].as_array() {
-                    run["annotations"]
-                        .as_array_mut()
-                        .unwrap()
-                        .extend(a.iter().cloned());
-                    let n = run["annotations"].as_array().unwrap().len();
-                    run["output"]["annotations_count"] = n.into();
-                }
+                run["output"]["annotations_count"] = count.into();
             }
             let run = run.clone();
             if g.faulty_write() {
@@ -158,7 +185,7 @@ async fn record(
         ("GET", ["", "labels", name]) => {
             let name = name.replace("%3A", ":");
             if g.labels.contains(&name) {
-                Json(json!({"id": 1, "node_id": "LA_1", "url": "", "name": name, "color": "d93f0b", "default": false, "description": null})).into_response()
+                Json(over(template("label"), json!({"name": name}))).into_response()
             } else {
                 (StatusCode::NOT_FOUND, Json(json!({"message": "Not Found"}))).into_response()
             }
@@ -173,7 +200,11 @@ async fn record(
                     .into_response();
             }
             g.labels.push(name.clone());
-            (StatusCode::CREATED, Json(json!({"id": 2, "node_id": "LA_2", "url": "", "name": name, "color": body["color"], "default": false, "description": body["description"]}))).into_response()
+            let label = over(
+                template("label"),
+                json!({"name": name, "color": body["color"], "description": body["description"]}),
+            );
+            (StatusCode::CREATED, Json(label)).into_response()
         }
         ("GET", ["", "issues"]) => {
             let open: Vec<Value> = g
@@ -187,11 +218,20 @@ async fn record(
         ("POST", ["", "issues"]) => {
             let number = 100 + g.issues.len() as u64;
             let id = g.id();
-            let issue = json!({"id": id, "node_id": format!("I_{id}"), "number": number, "state": "open",
-                "title": body["title"], "body": body["body"], "user": user_bot(),
-                "labels": body["labels"].as_array().unwrap().iter().map(|l| json!({"name": l})).collect::<Vec<_>>(),
-                "assignees": body["assignees"].as_array().unwrap().iter().map(|a| json!({"login": a})).collect::<Vec<_>>(),
-                "html_url": format!("https://github.com/{REPO}/issues/{number}"), "created_at": now, "updated_at": now});
+            let labels: Vec<Value> = body["labels"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| over(template("label"), json!({"name": l})))
+                .collect();
+            let mut issue = over(
+                template("issue"),
+                json!({"id": id, "node_id": format!("I_{id}"), "number": number, "state": "open",
+                "title": body["title"], "body": body["body"], "user": user_bot(), "labels": labels,
+                "assignees": [], "assignee": null, "closed_at": null, "closed_by": null, "state_reason": null,
+                "html_url": format!("https://github.com/{REPO}/issues/{number}"), "created_at": now, "updated_at": now}),
+            );
+            issue.as_object_mut().unwrap().remove("pull_request");
             g.issues.push(issue.clone());
             if g.faulty_write() {
                 return bad_gateway();
@@ -240,12 +280,15 @@ async fn record(
         }
         ("POST", ["", "issues", n, "comments"]) => {
             let id = g.id();
-            let c = json!({"id": id, "node_id": format!("IC_{id}"),
+            let c = over(
+                template("issue-comment"),
+                json!({"id": id, "node_id": format!("IC_{id}"),
                 "url": format!("https://api.github.com{prefix}/issues/comments/{id}"),
                 "html_url": format!("https://github.com/{REPO}/pull/{n}#issuecomment-{id}"),
                 "body": body["body"], "user": user_bot(), "created_at": format!("2026-11-21T10:00:{:02}Z", g.next_id),
                 "updated_at": now, "issue_url": format!("https://api.github.com{prefix}/issues/{n}"),
-                "author_association": "NONE"});
+                "author_association": "NONE"}),
+            );
             g.comments.push(c.clone());
             if g.faulty_write() {
                 return bad_gateway();
@@ -427,7 +470,7 @@ fn run(dir: &Path, api: &str, extra: &[&str]) -> Output {
     )
     .unwrap();
     std::fs::write(&event, payload).unwrap();
-    Command::cargo_bin("qa-loop")
+    let o = Command::cargo_bin("qa-loop")
         .unwrap()
         .current_dir(dir)
         .env_remove("GITHUB_BASE_REF")
@@ -447,7 +490,16 @@ fn run(dir: &Path, api: &str, extra: &[&str]) -> Output {
         ])
         .args(extra)
         .output()
-        .unwrap()
+        .unwrap();
+    // Publishing problems are logged as `cannot …`; none may happen (a request prism finds
+    // against GitHub's description is answered 422 and shows here).
+    let err = stderr(&o);
+    assert!(
+        !err.lines()
+            .any(|l| l.contains("WARN") && l.contains("cannot")),
+        "publishing failed:\n{err}"
+    );
+    o
 }
 
 fn stderr(o: &Output) -> String {
@@ -541,6 +593,15 @@ fn writes_answered_502_after_being_done_leave_no_duplicates() {
     assert_eq!(g.comments.len(), 1, "{:?}", g.requests);
 }
 
+/// A comment already on PR #2, shaped like GitHub's.
+fn seeded(id: u64, body: &str, user: Value, created_at: &str) -> Value {
+    over(
+        template("issue-comment"),
+        json!({"id": id, "issue_url": format!("https://api.github.com/repos/{REPO}/issues/2"),
+               "body": body, "user": user, "created_at": created_at}),
+    )
+}
+
 #[test]
 fn racing_duplicates_are_reduced_to_the_oldest_and_forged_state_is_ignored() {
     let dir = tempfile::tempdir().unwrap();
@@ -548,9 +609,24 @@ fn racing_duplicates_are_reduced_to_the_oldest_and_forged_state_is_ignored() {
     let forged_state = "<!-- qa-loop:report -->\nforged\n<!-- qa-loop:state {\"v\":1,\"history\":[],\"head_sha\":\"x\"} -->";
     let gh: Shared = Arc::new(Mutex::new(Gh {
         comments: vec![
-            json!({"id": 1, "issue_url": format!("https://api.github.com/repos/{REPO}/issues/2"), "body": forged_state, "user": {"login": "mallory", "type": "User"}, "created_at": "2026-11-20T09:00:00Z"}),
-            json!({"id": 2, "issue_url": format!("https://api.github.com/repos/{REPO}/issues/2"), "body": "<!-- qa-loop:report -->\nA", "user": user_bot(), "created_at": "2026-11-20T10:00:00Z"}),
-            json!({"id": 3, "issue_url": format!("https://api.github.com/repos/{REPO}/issues/2"), "body": "<!-- qa-loop:report -->\nB", "user": user_bot(), "created_at": "2026-11-20T10:00:01Z"}),
+            seeded(
+                1,
+                forged_state,
+                over(user_bot(), json!({"login": "mallory", "type": "User"})),
+                "2026-11-20T09:00:00Z",
+            ),
+            seeded(
+                2,
+                "<!-- qa-loop:report -->\nA",
+                user_bot(),
+                "2026-11-20T10:00:00Z",
+            ),
+            seeded(
+                3,
+                "<!-- qa-loop:report -->\nB",
+                user_bot(),
+                "2026-11-20T10:00:01Z",
+            ),
         ],
         ..Gh::default()
     }));
