@@ -259,7 +259,10 @@ async fn record(
                 }
             }
             Json(Value::Array(
-                g.pr_labels.iter().map(|l| json!({"name": l})).collect(),
+                g.pr_labels
+                    .iter()
+                    .map(|l| over(template("label"), json!({"name": l})))
+                    .collect(),
             ))
             .into_response()
         }
@@ -274,7 +277,10 @@ async fn record(
             }
             g.pr_labels.retain(|l| *l != name);
             Json(Value::Array(
-                g.pr_labels.iter().map(|l| json!({"name": l})).collect(),
+                g.pr_labels
+                    .iter()
+                    .map(|l| over(template("label"), json!({"name": l})))
+                    .collect(),
             ))
             .into_response()
         }
