@@ -32,6 +32,9 @@ struct Gh {
     /// Answer every n-th write with 502 after performing it.
     fail_every: Option<usize>,
     writes: usize,
+    /// Refuse every n-th write attempt with a secondary rate limit (403, `retry-after: 1`).
+    rate_limit_every: Option<usize>,
+    write_attempts: usize,
 }
 
 type Shared = Arc<Mutex<Gh>>;
@@ -101,6 +104,21 @@ async fn record(
             .into_response();
     }
     g.requests.push(format!("{method} {}", uri.path()));
+    if method != Method::GET {
+        g.write_attempts += 1;
+        if g.rate_limit_every
+            .is_some_and(|n| g.write_attempts % n == 0)
+        {
+            let mut r = (
+                StatusCode::FORBIDDEN,
+                Json(json!({"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+                            "documentation_url": "https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api"})),
+            )
+                .into_response();
+            r.headers_mut().insert("retry-after", "1".parse().unwrap());
+            return r;
+        }
+    }
     let path = uri.path().to_string();
     let body = body.map(|b| b.0).unwrap_or(Value::Null);
     let prefix = format!("/repos/{REPO}");
@@ -579,24 +597,59 @@ fn a_second_run_continues_the_count_and_keeps_one_comment() {
     assert_eq!(result["history"][1]["iteration"], 2);
 }
 
+/// Every 3rd write performed but answered 502, every 5th refused by a secondary rate limit: the
+/// same outcomes as without faults, no duplicate check run, comment or issue.
 #[test]
-fn writes_answered_502_after_being_done_leave_no_duplicates() {
+fn faulty_writes_and_rate_limits_change_nothing_and_duplicate_nothing() {
+    let faulty = || {
+        Arc::new(Mutex::new(Gh {
+            fail_every: Some(3),
+            rate_limit_every: Some(5),
+            ..Gh::default()
+        }))
+    };
+    // fix → approve
     let dir = tempfile::tempdir().unwrap();
     let mut calls = vec![verdict("rejected", 30)];
     calls.extend(fix_calls());
     calls.push(verdict("approved", 92));
     project(dir.path(), json!(calls));
-    let gh: Shared = Arc::new(Mutex::new(Gh {
-        fail_every: Some(2),
-        ..Gh::default()
-    }));
+    let gh: Shared = faulty();
     let api = start(gh.clone());
     let o = run(dir.path(), &api, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    {
+        let g = gh.lock().unwrap();
+        assert_eq!(g.check_runs.len(), 1, "{:?}", g.requests);
+        assert_eq!(g.check_runs[0]["conclusion"], "success", "{:?}", g.requests);
+        assert_eq!(g.comments.len(), 1, "{:?}", g.requests);
+        assert!(g.requests.iter().filter(|r| !r.starts_with("GET")).count() > 5);
+    }
+    // recurring → escalation, then a re-run: one issue, one comment, one label.
+    let dir = tempfile::tempdir().unwrap();
+    let mut calls = Vec::new();
+    for n in 0..3 {
+        calls.push(verdict("rejected", 50));
+        if n < 2 {
+            calls.push(json!({"role": "fixer", "tool_calls": [{"id": "f", "name": "finish", "arguments": {"summary": "tried"}}]}));
+        }
+    }
+    project(dir.path(), json!(calls));
+    let gh: Shared = faulty();
+    let api = start(gh.clone());
+    let o = run(dir.path(), &api, &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let o = run(dir.path(), &api, &["--max-iterations", "50"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let g = gh.lock().unwrap();
-    assert_eq!(g.check_runs.len(), 1, "{:?}", g.requests);
-    assert_eq!(g.check_runs[0]["conclusion"], "success", "{:?}", g.requests);
-    assert_eq!(g.comments.len(), 1, "{:?}", g.requests);
+    assert_eq!(g.issues.len(), 1, "{:?}", g.requests);
+    assert_eq!(g.pr_labels, ["qa-loop:needs-human"]);
+    let on_pr = g
+        .comments
+        .iter()
+        .filter(|c| c["issue_url"].as_str().unwrap().ends_with("/issues/2"))
+        .count();
+    assert_eq!(on_pr, 1, "{:?}", g.requests);
 }
 
 /// A comment already on PR #2, shaped like GitHub's.
