@@ -462,9 +462,30 @@ fn project(dir: &Path, calls: Value) {
         json!({"calls": calls}).to_string(),
     )
     .unwrap();
-    git(dir, &["init", "-q"]);
+    git(dir, &["init", "-q", "-b", "changes"]);
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-q", "-m", "init"]);
+    // The PR branch (`changes` in the payload) on a local bare remote, kept inside `.git/` so
+    // it is never part of the working tree.
+    let remote = dir.join(".git/remote.git");
+    git(dir, &["init", "-q", "--bare", remote.to_str().unwrap()]);
+    git(dir, &["remote", "add", "origin", remote.to_str().unwrap()]);
+    git(dir, &["push", "-q", "origin", "changes"]);
+}
+
+/// `git` output in `dir`.
+fn git_out(dir: &Path, args: &[&str]) -> String {
+    let o = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
 fn verdict(status: &str, score: u8) -> Value {
@@ -566,6 +587,19 @@ fn an_approved_run_completes_one_check_and_one_comment_in_few_requests() {
     assert!(body.contains("<!-- qa-loop:state "), "{body}");
     // create check, list comments, 2 iteration updates, complete, create comment
     assert!(g.requests.len() <= 8, "{:?}", g.requests);
+    // The fix was pushed to the PR branch: one commit with its trailer on top of the old head.
+    let remote = dir.path().join(".git/remote.git");
+    let log = git_out(&remote, &["log", "--format=%s%n%b", "-1", "changes"]);
+    assert!(
+        log.starts_with("qa-loop: fix Q1") && log.contains("(iteration 1)"),
+        "{log}"
+    );
+    assert!(log.contains("QA-Loop-Iteration: 1"), "{log}");
+    let first = git_out(&remote, &["rev-list", "--max-parents=0", "changes"]);
+    git_out(&remote, &["merge-base", "--is-ancestor", &first, "changes"]);
+    assert_eq!(git_out(&remote, &["rev-list", "--count", "changes"]), "2");
+    let files = git_out(&remote, &["show", "--name-only", "--format=", "changes"]);
+    assert_eq!(files, "calc.py", "only the fixer's change, never .qa-loop/");
     assert!(!stderr(&o).contains(TOKEN));
 }
 

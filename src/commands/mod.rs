@@ -267,7 +267,7 @@ fn publish_to_actions(
                         .map(|n| n.to_string())
                         .unwrap_or_default(),
                 ),
-                ("commits-pushed", "0".into()),
+                ("commits-pushed", r.commits_pushed.to_string()),
                 ("tokens", field("/tokens/total")),
                 ("cost-usd", field("/cost_usd")),
             ],

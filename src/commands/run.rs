@@ -41,6 +41,8 @@ pub struct RunResult {
     pub outcome: Outcome,
     /// The open escalation issue on GitHub, if any.
     pub escalation_issue: Option<u64>,
+    /// Fix commits pushed to the PR branch.
+    pub commits_pushed: usize,
     pub report_path: PathBuf,
     pub out_dir: PathBuf,
 }
@@ -369,6 +371,10 @@ struct FileReporter<'a> {
     /// The open escalation issue known from earlier runs, and this run's.
     prior_escalation: Option<u64>,
     escalation_issue: Option<u64>,
+    /// Commits the fixes and pushes them (GitHub, `mode: fix`, not a fork).
+    pusher: Option<crate::github::push::Pusher>,
+    push_target: Option<crate::github::push::PushTarget>,
+    commits_pushed: usize,
 }
 
 impl FileReporter<'_> {
@@ -428,6 +434,19 @@ impl Reporter for FileReporter<'_> {
     async fn fixes_applied(&mut self, engine: &Engine, iteration: u32, summary: &str) {
         tracing::info!(iteration, "fixes applied");
         self.fixes.push((iteration, summary.to_string()));
+        if let Some(pusher) = &mut self.pusher {
+            let issues = engine
+                .history()
+                .iter()
+                .find(|r| r.iteration == iteration)
+                .map(|r| r.issues.clone())
+                .unwrap_or_default();
+            match pusher.commit_fix(iteration, &issues).await {
+                Ok(Some(sha)) => tracing::info!(iteration, commit = %sha, "fix committed"),
+                Ok(None) => tracing::info!(iteration, "the fixer changed nothing to commit"),
+                Err(e) => tracing::warn!("cannot commit the fixes of iteration {iteration}: {e}"),
+            }
+        }
         // Another iteration follows: show this one on the check run (the last one goes out
         // with the conclusion, saving a request).
         if let Some(github) = &mut self.github {
@@ -442,7 +461,26 @@ impl Reporter for FileReporter<'_> {
                 .report_path
                 .clone()
                 .unwrap_or_else(|| self.out_dir.join(files::REPORT));
-            let report = std::fs::read_to_string(&report_path).unwrap_or_default();
+            let mut report = std::fs::read_to_string(&report_path).unwrap_or_default();
+            if let (Some(pusher), Some(target), Some(best)) =
+                (&self.pusher, &self.push_target, outcome.best_iteration())
+            {
+                use crate::github::push::PushOutcome;
+                match pusher.push(target, best).await {
+                    PushOutcome::Pushed { commits, head } => {
+                        tracing::info!(commits, head = %head, "fixes pushed");
+                        self.commits_pushed = commits;
+                    }
+                    PushOutcome::Nothing => {}
+                    PushOutcome::NotPushed { why, patch } => {
+                        tracing::warn!("cannot push the fixes: {why}");
+                        report.push_str(&format!(
+                            "\n## Fixes not pushed\n\n{why}. Apply them with `git am`:\n\n<details><summary>patch</summary>\n\n```diff\n{}\n```\n</details>\n",
+                            crate::github::actions::cut(&patch, 30_000, "the workflow log")
+                        ));
+                    }
+                }
+            }
             let mut escalation_issue = self.prior_escalation;
             match outcome {
                 Outcome::Escalated { .. } => {
@@ -555,6 +593,9 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
         head_sha: String::new(),
         prior_escalation: None,
         escalation_issue: None,
+        pusher: None,
+        push_target: None,
+        commits_pushed: 0,
     };
     let mut verifier = RepoVerifier {
         verifier: crate::verify::Verifier::new(strategy.clone(), root.clone(), launcher)
@@ -584,6 +625,29 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
         .as_ref()
         .map(|p| p.target().head_sha.clone())
         .unwrap_or_default();
+    if let Some(p) = &github
+        && settings.mode == crate::config::Mode::Fix
+        && !p.target().fork
+        && !p.target().head_ref.is_empty()
+    {
+        match crate::github::push::Pusher::start(&root, own_paths(settings)).await {
+            Ok(pusher) => {
+                reporter.pusher = Some(pusher);
+                reporter.push_target = Some(crate::github::push::PushTarget {
+                    remote: "origin".into(),
+                    branch: p.target().head_ref.clone(),
+                    token: ["QA_LOOP_PUSH_TOKEN", "INPUT_PUSH-TOKEN"]
+                        .iter()
+                        .find_map(|n| std::env::var(n).ok().filter(|t| !t.is_empty()))
+                        .map(crate::config::Secret::new),
+                    host: std::env::var("GITHUB_SERVER_URL")
+                        .map(|u| format!("{}/", u.trim_end_matches('/')))
+                        .unwrap_or_else(|_| "https://github.com/".into()),
+                });
+            }
+            Err(e) => tracing::warn!("cannot prepare to push fixes: {e}"),
+        }
+    }
     reporter.github = github;
     let mut engine = Engine::resume(policy(settings), history);
     let outcome = driver::drive(
@@ -608,6 +672,7 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
     Ok(RunResult {
         outcome,
         escalation_issue: reporter.escalation_issue,
+        commits_pushed: reporter.commits_pushed,
         report_path,
         out_dir: settings.out_dir.clone(),
     })
@@ -640,6 +705,8 @@ async fn publisher(settings: &Settings) -> Option<Publisher> {
                     repo: env.repository.clone(),
                     pr: pr.number,
                     head_sha: pr.head_sha.clone(),
+                    head_ref: pr.head_ref.clone(),
+                    fork: pr.is_fork(),
                 },
                 "QA Loop",
                 crate::github::checks::ErrorConclusion::Failure,
@@ -662,9 +729,11 @@ async fn publisher(settings: &Settings) -> Option<Publisher> {
     Some(Publisher::new(
         gh,
         Target {
+            fork: pr.is_fork(),
             repo: env.repository,
             pr: pr.number,
             head_sha: pr.head_sha,
+            head_ref: pr.head_ref,
         },
         "QA Loop",
         crate::github::checks::ErrorConclusion::Failure,

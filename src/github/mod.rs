@@ -7,3 +7,4 @@ pub mod client;
 pub mod comment;
 pub mod event;
 pub mod publish;
+pub mod push;

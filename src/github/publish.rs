@@ -20,6 +20,10 @@ pub struct Target {
     pub pr: u64,
     /// The PR head commit (never the merge commit).
     pub head_sha: String,
+    /// The PR head branch (where fixes are pushed).
+    pub head_ref: String,
+    /// A PR from a fork: never pushed to.
+    pub fork: bool,
 }
 
 /// The escalation settings (SPEC §3.3 inputs).
