@@ -473,6 +473,44 @@ fn project(dir: &Path, calls: Value) {
     git(dir, &["push", "-q", "origin", "changes"]);
 }
 
+fn run_with_payload(
+    dir: &Path,
+    api: &str,
+    extra: &[&str],
+    edit: impl FnOnce(&mut Value),
+) -> Output {
+    let event = dir.join("event.json");
+    let payload = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/github/events/pull_request.opened.json"),
+    )
+    .unwrap();
+    let mut payload: Value = serde_json::from_str(&payload).unwrap();
+    edit(&mut payload);
+    std::fs::write(&event, payload.to_string()).unwrap();
+    Command::cargo_bin("qa-loop")
+        .unwrap()
+        .current_dir(dir)
+        .env_remove("GITHUB_BASE_REF")
+        .env_remove("QA_LOOP_GITHUB_TOKEN")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_EVENT_NAME", "pull_request")
+        .env("GITHUB_EVENT_PATH", &event)
+        .env("GITHUB_REPOSITORY", REPO)
+        .env("GITHUB_API_URL", api)
+        .env("GITHUB_TOKEN", TOKEN)
+        .args([
+            "run",
+            "--provider",
+            "replay",
+            "--replay-session",
+            "session.json",
+        ])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
 /// `git` output in `dir`.
 fn git_out(dir: &Path, args: &[&str]) -> String {
     let o = std::process::Command::new("git")
@@ -508,34 +546,7 @@ fn fix_calls() -> Vec<Value> {
 }
 
 fn run(dir: &Path, api: &str, extra: &[&str]) -> Output {
-    let event = dir.join("event.json");
-    let payload = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/github/events/pull_request.opened.json"),
-    )
-    .unwrap();
-    std::fs::write(&event, payload).unwrap();
-    let o = Command::cargo_bin("qa-loop")
-        .unwrap()
-        .current_dir(dir)
-        .env_remove("GITHUB_BASE_REF")
-        .env_remove("QA_LOOP_GITHUB_TOKEN")
-        .env("GITHUB_ACTIONS", "true")
-        .env("GITHUB_EVENT_NAME", "pull_request")
-        .env("GITHUB_EVENT_PATH", &event)
-        .env("GITHUB_REPOSITORY", REPO)
-        .env("GITHUB_API_URL", api)
-        .env("GITHUB_TOKEN", TOKEN)
-        .args([
-            "run",
-            "--provider",
-            "replay",
-            "--replay-session",
-            "session.json",
-        ])
-        .args(extra)
-        .output()
-        .unwrap();
+    let o = run_with_payload(dir, api, extra, |_| {});
     // Publishing problems are logged as `cannot …`; none may happen (a request prism finds
     // against GitHub's description is answered 422 and shows here).
     let err = stderr(&o);
@@ -868,4 +879,82 @@ fn escalation_opens_one_issue_and_labels_the_pr_and_an_approval_closes_it() {
         .filter(|c| c["issue_url"].as_str().unwrap().ends_with("/issues/100"))
         .collect();
     assert_eq!(closing.len(), 1);
+}
+
+/// Someone pushed to the PR branch meanwhile: qa-loop's push is refused, it rebases its fix once
+/// and pushes; when the fix conflicts, nothing is pushed and the patch goes into the comment.
+#[test]
+fn a_moved_branch_is_rebased_onto_once_else_the_patch_is_attached() {
+    for conflict in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut calls = vec![verdict("rejected", 30)];
+        calls.extend(fix_calls());
+        calls.push(verdict("approved", 92));
+        project(dir.path(), json!(calls));
+        // Another clone moves `changes` on the remote.
+        let other = tempfile::tempdir().unwrap();
+        let remote = dir.path().join(".git/remote.git");
+        git(
+            other.path(),
+            &[
+                "clone",
+                "-q",
+                "-b",
+                "changes",
+                remote.to_str().unwrap(),
+                ".",
+            ],
+        );
+        let (file, text) = if conflict {
+            ("calc.py", "def add(a, b):\n    return b - a\n")
+        } else {
+            ("README.md", "hello\n")
+        };
+        std::fs::write(other.path().join(file), text).unwrap();
+        git(other.path(), &["add", "-A"]);
+        git(other.path(), &["commit", "-q", "-m", "meanwhile"]);
+        git(other.path(), &["push", "-q", "origin", "changes"]);
+        let moved = git_out(&remote, &["rev-parse", "changes"]);
+
+        let gh: Shared = Arc::default();
+        let api = start(gh.clone());
+        let o = run_with_payload(dir.path(), &api, &[], |_| {});
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let head = git_out(&remote, &["rev-parse", "changes"]);
+        let g = gh.lock().unwrap();
+        let body = g.comments[0]["body"].as_str().unwrap();
+        if conflict {
+            assert_eq!(head, moved, "nothing pushed over the other commit");
+            assert!(
+                body.contains("## Fixes not pushed") && body.contains("+    return a + b"),
+                "{body}"
+            );
+        } else {
+            git_out(&remote, &["merge-base", "--is-ancestor", &moved, "changes"]);
+            assert_eq!(git_out(&remote, &["rev-list", "--count", "changes"]), "3");
+            let subject = git_out(&remote, &["log", "-1", "--format=%s", "changes"]);
+            assert!(subject.starts_with("qa-loop: fix"), "{subject}");
+            assert!(!body.contains("Fixes not pushed"));
+        }
+    }
+}
+
+/// A fork PR is never pushed to; the run still reports.
+#[test]
+fn a_fork_pr_is_never_pushed_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut calls = vec![verdict("rejected", 30)];
+    calls.extend(fix_calls());
+    calls.push(verdict("approved", 92));
+    project(dir.path(), json!(calls));
+    let remote = dir.path().join(".git/remote.git");
+    let before = git_out(&remote, &["rev-parse", "changes"]);
+    let gh: Shared = Arc::default();
+    let api = start(gh.clone());
+    let o = run_with_payload(dir.path(), &api, &[], |p| {
+        p["pull_request"]["head"]["repo"]["full_name"] = json!("someone/Hello-World");
+    });
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(git_out(&remote, &["rev-parse", "changes"]), before);
+    assert_eq!(gh.lock().unwrap().comments.len(), 1);
 }
