@@ -958,3 +958,44 @@ fn a_fork_pr_is_never_pushed_to() {
     assert_eq!(git_out(&remote, &["rev-parse", "changes"]), before);
     assert_eq!(gh.lock().unwrap().comments.len(), 1);
 }
+
+/// A run re-triggered on the same PR (e.g. by its own fix commit) continues the count and never
+/// goes past `max-iterations` in total: the second run does not call the model at all.
+#[test]
+fn max_iterations_hold_across_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut calls = vec![verdict("rejected", 50)];
+    calls.push(json!({"role": "fixer", "tool_calls": [{"id": "f", "name": "finish", "arguments": {"summary": "tried"}}]}));
+    let mut second = verdict("rejected", 50);
+    second["tool_calls"][0]["arguments"]["issues"][0]["title"] =
+        json!("a different problem in mul");
+    second["tool_calls"][0]["arguments"]["issues"][0]["line"] = json!(40);
+    calls.push(second);
+    project(dir.path(), json!(calls));
+    let gh: Shared = Arc::default();
+    let api = start(gh.clone());
+    let o = run(dir.path(), &api, &["--max-iterations", "2"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // The second run has no model answers at all: any model call would be an error (exit 4).
+    std::fs::write(
+        dir.path().join("session.json"),
+        json!({"calls": []}).to_string(),
+    )
+    .unwrap();
+    let o = run(dir.path(), &api, &["--max-iterations", "2"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let result: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join(".qa-loop/qa-result.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(result["iterations"], 2);
+    assert_eq!(result["model_calls"], 0);
+    let g = gh.lock().unwrap();
+    assert_eq!(g.comments.len(), 1);
+    assert_eq!(
+        g.check_runs.len(),
+        2,
+        "one check run per run (each on its head commit)"
+    );
+    assert_eq!(g.check_runs[1]["conclusion"], "failure");
+}
