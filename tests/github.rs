@@ -180,6 +180,23 @@ async fn record(
             }
             Json(run).into_response()
         }
+        ("GET", ["", "pulls", n]) => {
+            // PR #2 of the `pull_request.opened` payload, in GitHub's example shape.
+            let event = std::fs::read_to_string(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/fixtures/github/events/pull_request.opened.json"),
+            )
+            .unwrap();
+            let event: Value = serde_json::from_str(&event).unwrap();
+            let mut pr = template("pull-request");
+            pr["number"] = json!(n.parse::<u64>().unwrap());
+            for side in ["head", "base"] {
+                pr[side]["ref"] = event["pull_request"][side]["ref"].clone();
+                pr[side]["sha"] = event["pull_request"][side]["sha"].clone();
+                pr[side]["repo"]["full_name"] = json!(REPO);
+            }
+            Json(pr).into_response()
+        }
         ("GET", ["", "commits", sha, "check-runs"]) => {
             let runs: Vec<Value> = g
                 .check_runs
@@ -509,6 +526,50 @@ fn run_with_payload(
         .args(extra)
         .output()
         .unwrap()
+}
+
+/// A `/qa …` comment on PR #2 (the examples package has none on a PR: `issue.pull_request`
+/// added, as FACTS.md says).
+fn run_comment(dir: &Path, api: &str, body: &str) -> Output {
+    let event = dir.join("event.json");
+    let payload = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/github/events/issue_comment.created.json"),
+    )
+    .unwrap();
+    let mut payload: Value = serde_json::from_str(&payload).unwrap();
+    payload["issue"]["number"] = json!(2);
+    payload["issue"]["pull_request"] =
+        json!({"url": format!("https://api.github.com/repos/{REPO}/pulls/2")});
+    payload["comment"]["body"] = json!(body);
+    std::fs::write(&event, payload.to_string()).unwrap();
+    let o = Command::cargo_bin("qa-loop")
+        .unwrap()
+        .current_dir(dir)
+        .env_remove("GITHUB_BASE_REF")
+        .env_remove("QA_LOOP_GITHUB_TOKEN")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_EVENT_NAME", "issue_comment")
+        .env("GITHUB_EVENT_PATH", &event)
+        .env("GITHUB_REPOSITORY", REPO)
+        .env("GITHUB_API_URL", api)
+        .env("GITHUB_TOKEN", TOKEN)
+        .args([
+            "run",
+            "--provider",
+            "replay",
+            "--replay-session",
+            "session.json",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(
+        !err.lines()
+            .any(|l| l.contains("WARN") && l.contains("cannot")),
+        "publishing failed:\n{err}"
+    );
+    o
 }
 
 /// `git` output in `dir`.
@@ -853,10 +914,32 @@ fn escalation_opens_one_issue_and_labels_the_pr_and_an_approval_closes_it() {
         assert!(g.labels.contains(&"qa-escalation".to_string()));
         assert_eq!(g.check_runs[0]["conclusion"], "action_required");
     }
-    // Escalated again on a re-run: still one issue.
+    // A new push while escalated: nothing runs (no model answers needed), the check asks for
+    // action, still one issue.
     let o = run(dir.path(), &api, &["--max-iterations", "50"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert_eq!(gh.lock().unwrap().issues.len(), 1);
+    {
+        let result: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(".qa-loop/qa-result.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            result["model_calls"], 0,
+            "nothing ran while waiting for a human"
+        );
+        let g = gh.lock().unwrap();
+        assert_eq!(
+            g.check_runs.last().unwrap()["conclusion"],
+            "action_required"
+        );
+        assert!(
+            g.check_runs.last().unwrap()["output"]["summary"]
+                .as_str()
+                .unwrap()
+                .contains("/qa resume")
+        );
+    }
     // A later approval closes it and removes the label.
     std::fs::write(
         dir.path().join("calc.py"),
@@ -868,7 +951,7 @@ fn escalation_opens_one_issue_and_labels_the_pr_and_an_approval_closes_it() {
         json!({"calls": [verdict("approved", 95)]}).to_string(),
     )
     .unwrap();
-    let o = run(dir.path(), &api, &[]);
+    let o = run_comment(dir.path(), &api, "/qa resume");
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let g = gh.lock().unwrap();
     assert_eq!(g.issues[0]["state"], "closed");

@@ -483,6 +483,10 @@ impl Reporter for FileReporter<'_> {
             }
             let mut escalation_issue = self.prior_escalation;
             match outcome {
+                Outcome::Escalated {
+                    escalation: crate::engine::state::Escalation::AwaitingResume { .. },
+                    ..
+                } => {}
                 Outcome::Escalated { .. } => {
                     let text = std::fs::read_to_string(self.out_dir.join(files::ESCALATION))
                         .unwrap_or_default();
@@ -648,18 +652,48 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
             Err(e) => tracing::warn!("cannot prepare to push fixes: {e}"),
         }
     }
+    // Escalated by an earlier run: nothing runs until a `/qa resume` comment.
+    let waiting = match (&github, state.escalation_issue) {
+        (Some(p), Some(issue))
+            if p.target().command != Some(crate::github::event::QaCommand::Resume) =>
+        {
+            Some(issue)
+        }
+        _ => None,
+    };
     reporter.github = github;
     let mut engine = Engine::resume(policy(settings), history);
-    let outcome = driver::drive(
-        &mut engine,
-        &mut verifier,
-        &mut reviewer,
-        &mut fixer,
-        &mut reporter,
-        &meter,
-        &cancel,
-    )
-    .await;
+    let outcome = match waiting {
+        Some(issue) => {
+            tracing::info!(
+                issue,
+                "waiting for a human: comment `/qa resume` to run again"
+            );
+            let best_iteration = engine
+                .history()
+                .iter()
+                .max_by_key(|r| (r.score, std::cmp::Reverse(r.iteration)))
+                .map(|r| r.iteration);
+            let outcome = Outcome::Escalated {
+                escalation: crate::engine::state::Escalation::AwaitingResume { issue },
+                best_iteration,
+            };
+            driver::Reporter::finish(&mut reporter, &engine, &outcome).await;
+            outcome
+        }
+        None => {
+            driver::drive(
+                &mut engine,
+                &mut verifier,
+                &mut reviewer,
+                &mut fixer,
+                &mut reporter,
+                &meter,
+                &cancel,
+            )
+            .await
+        }
+    };
     if let Some(e) = reporter.write_error {
         return Err(RunError::Io(format!(
             "cannot write the reports to {}: {e}",
@@ -697,6 +731,10 @@ async fn publisher(settings: &Settings) -> Option<Publisher> {
         settings.model_retry,
     )
     .ok()?;
+    let command = match &ev.trigger {
+        event::Trigger::Comment { command, .. } => *command,
+        _ => None,
+    };
     let number = match &ev.trigger {
         event::Trigger::PullRequest { pr, .. } => {
             return Some(Publisher::new(
@@ -707,6 +745,7 @@ async fn publisher(settings: &Settings) -> Option<Publisher> {
                     head_sha: pr.head_sha.clone(),
                     head_ref: pr.head_ref.clone(),
                     fork: pr.is_fork(),
+                    command: None,
                 },
                 "QA Loop",
                 crate::github::checks::ErrorConclusion::Failure,
@@ -734,6 +773,7 @@ async fn publisher(settings: &Settings) -> Option<Publisher> {
             pr: pr.number,
             head_sha: pr.head_sha,
             head_ref: pr.head_ref,
+            command,
         },
         "QA Loop",
         crate::github::checks::ErrorConclusion::Failure,

@@ -91,9 +91,20 @@ pub enum ErrorStop {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Escalation {
-    Recurring { issues: Vec<RecurringIssue> },
-    BelowMinScore { best_score: u8, min_score: u8 },
-    AwaitingSignoff { gates: Vec<String> },
+    Recurring {
+        issues: Vec<RecurringIssue>,
+    },
+    BelowMinScore {
+        best_score: u8,
+        min_score: u8,
+    },
+    AwaitingSignoff {
+        gates: Vec<String>,
+    },
+    /// An earlier run escalated (issue `issue`); nothing runs until `/qa resume`.
+    AwaitingResume {
+        issue: u64,
+    },
 }
 
 /// How the loop ended.

@@ -24,6 +24,8 @@ pub struct Target {
     pub head_ref: String,
     /// A PR from a fork: never pushed to.
     pub fork: bool,
+    /// The `/qa` command that started the run, if any.
+    pub command: Option<super::event::QaCommand>,
 }
 
 /// The escalation settings (SPEC §3.3 inputs).

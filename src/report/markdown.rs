@@ -247,6 +247,9 @@ pub fn escalation(r: &RunReport<'_>) -> Option<String> {
             "The change is `critical` risk: a user with write access must comment `/qa approve` ({}).\n",
             gates.join(", ")
         )),
+        Escalation::AwaitingResume { issue } => out.push_str(&format!(
+            "An earlier run escalated to a human in #{issue}. Nothing runs until someone comments `/qa resume` on the pull request.\n"
+        )),
     }
     out.push_str("\n## Every iteration\n\n");
     for h in r.history {

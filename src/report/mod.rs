@@ -75,6 +75,9 @@ impl RunReport<'_> {
                     "Approved by review and gates; waiting for a human sign-off (`/qa approve`)."
                         .to_string()
                 }
+                Escalation::AwaitingResume { issue } => format!(
+                    "Waiting for a human (escalation #{issue}): nothing was run; comment `/qa resume` on the pull request to run again."
+                ),
             },
             Outcome::Errors { stop, .. } => match stop {
                 crate::engine::state::ErrorStop::ConsecutiveErrors { count, last } => {
