@@ -22,6 +22,8 @@ struct Gh {
     check_runs: Vec<Value>,
     comments: Vec<Value>,
     labels: Vec<String>,
+    /// Logins with write access (for `/qa approve`).
+    writers: Vec<String>,
     /// Annotations per check run (not part of GitHub's check-run object).
     annotations: std::collections::HashMap<u64, Vec<Value>>,
     /// Issues (not PRs), and the labels on the PR.
@@ -179,6 +181,19 @@ async fn record(
                 return bad_gateway();
             }
             Json(run).into_response()
+        }
+        ("GET", ["", "collaborators", login, "permission"]) => {
+            let (permission, role) = if g.writers.iter().any(|w| w == login) {
+                ("write", "write")
+            } else {
+                ("read", "read")
+            };
+            let mut p = template("repository-collaborator-permission");
+            p["permission"] = json!(permission);
+            p["role_name"] = json!(role);
+            p["user"]["login"] = json!(login);
+            p["user"]["role_name"] = json!(role);
+            Json(p).into_response()
         }
         ("GET", ["", "pulls", n]) => {
             // PR #2 of the `pull_request.opened` payload, in GitHub's example shape.
@@ -1081,4 +1096,118 @@ fn max_iterations_hold_across_runs() {
         "one check run per run (each on its head commit)"
     );
     assert_eq!(g.check_runs[1]["conclusion"], "failure");
+}
+
+/// `critical` risk: an approval waits for `/qa approve` from a user with write access; one
+/// without it changes nothing.
+#[test]
+fn critical_changes_need_a_sign_off_by_a_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), json!([verdict("approved", 95)]));
+    std::fs::write(
+        dir.path().join("calc.py"),
+        "def add(a, b):\n    return a + b\n",
+    )
+    .unwrap();
+    let config = std::fs::read_to_string(dir.path().join("qa-loop.yml")).unwrap();
+    std::fs::write(
+        dir.path().join("qa-loop.yml"),
+        config.replace(
+            "risk_level: low",
+            "risk_level: critical\ne2e_tests:\n  commands: [\"python3 test_calc.py\"]",
+        ),
+    )
+    .unwrap();
+    let gh: Shared = Arc::default();
+    let api = start(gh.clone());
+    let o = run(dir.path(), &api, &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    {
+        let g = gh.lock().unwrap();
+        assert_eq!(g.check_runs[0]["conclusion"], "action_required");
+        assert!(
+            g.issues.is_empty(),
+            "waiting for a sign-off opens no escalation issue"
+        );
+    }
+    // `/qa approve` by someone without write access: still waiting.
+    std::fs::write(
+        dir.path().join("session.json"),
+        json!({"calls": [verdict("approved", 95)]}).to_string(),
+    )
+    .unwrap();
+    let o = run_comment(dir.path(), &api, "/qa approve");
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // By a writer: approved.
+    gh.lock().unwrap().writers.push("Codertocat".into());
+    std::fs::write(
+        dir.path().join("session.json"),
+        json!({"calls": [verdict("approved", 95)]}).to_string(),
+    )
+    .unwrap();
+    let o = run_comment(dir.path(), &api, "/qa approve");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let g = gh.lock().unwrap();
+    assert_eq!(g.check_runs.last().unwrap()["conclusion"], "success");
+    assert_eq!(
+        g.comments
+            .iter()
+            .filter(|c| c["body"]
+                .as_str()
+                .unwrap()
+                .starts_with("<!-- qa-loop:report -->"))
+            .count(),
+        1
+    );
+}
+
+/// `pull_request_target` runs untrusted code with a write token: review only, never a push.
+#[test]
+fn pull_request_target_only_reviews() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut calls = vec![verdict("rejected", 50)];
+    calls.extend(fix_calls());
+    project(dir.path(), json!(calls));
+    let remote = dir.path().join(".git/remote.git");
+    let before = git_out(&remote, &["rev-parse", "changes"]);
+    let gh: Shared = Arc::default();
+    let api = start(gh.clone());
+    let event = dir.path().join("event.json");
+    let payload = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/github/events/pull_request.opened.json"),
+    )
+    .unwrap();
+    std::fs::write(&event, payload).unwrap();
+    let o = Command::cargo_bin("qa-loop")
+        .unwrap()
+        .current_dir(dir.path())
+        .env_remove("GITHUB_BASE_REF")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_EVENT_NAME", "pull_request_target")
+        .env("GITHUB_EVENT_PATH", &event)
+        .env("GITHUB_REPOSITORY", REPO)
+        .env("GITHUB_API_URL", &*api)
+        .env("GITHUB_TOKEN", TOKEN)
+        .args([
+            "run",
+            "--provider",
+            "replay",
+            "--replay-session",
+            "session.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        "def add(a, b):\n    return a - b\n",
+        "the fixer never ran"
+    );
+    assert_eq!(git_out(&remote, &["rev-parse", "changes"]), before);
 }

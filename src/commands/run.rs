@@ -483,8 +483,11 @@ impl Reporter for FileReporter<'_> {
             }
             let mut escalation_issue = self.prior_escalation;
             match outcome {
+                // Waiting for `/qa resume` or a `/qa approve` sign-off: no escalation issue.
                 Outcome::Escalated {
-                    escalation: crate::engine::state::Escalation::AwaitingResume { .. },
+                    escalation:
+                        crate::engine::state::Escalation::AwaitingResume { .. }
+                        | crate::engine::state::Escalation::AwaitingSignoff { .. },
                     ..
                 } => {}
                 Outcome::Escalated { .. } => {
@@ -629,8 +632,34 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
         .as_ref()
         .map(|p| p.target().head_sha.clone())
         .unwrap_or_default();
+    // `pull_request_target` runs untrusted code with a write token: review only unless allowed.
+    let forced_review = github
+        .as_ref()
+        .is_some_and(|p| p.target().pr_target && !settings.allow_pull_request_target_fixes);
+    if forced_review {
+        tracing::info!(
+            "pull_request_target: review only (set allow_pull_request_target_fixes to fix)"
+        );
+    }
+    // `/qa approve` from a user with write access signs a `critical` change off.
+    if let Some(p) = &mut github
+        && p.target().command == Some(crate::github::event::QaCommand::Approve)
+        && strategy.human_signoff_required
+    {
+        let login = p.target().actor.clone();
+        if p.can_write(&login).await {
+            tracing::info!(login, "signed off by /qa approve");
+            verifier.verifier.set_signoff(Some(login));
+        } else {
+            tracing::warn!(
+                login,
+                "`/qa approve` ignored: the commenter has no write access"
+            );
+        }
+    }
     if let Some(p) = &github
         && settings.mode == crate::config::Mode::Fix
+        && !forced_review
         && !p.target().fork
         && !p.target().head_ref.is_empty()
     {
@@ -662,7 +691,9 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
         _ => None,
     };
     reporter.github = github;
-    let mut engine = Engine::resume(policy(settings), history);
+    let mut policy = policy(settings);
+    policy.review_only |= forced_review;
+    let mut engine = Engine::resume(policy, history);
     let outcome = match waiting {
         Some(issue) => {
             tracing::info!(
@@ -746,6 +777,11 @@ async fn publisher(settings: &Settings) -> Option<Publisher> {
                     head_ref: pr.head_ref.clone(),
                     fork: pr.is_fork(),
                     command: None,
+                    actor: ev.sender.login.clone(),
+                    pr_target: matches!(
+                        ev.trigger,
+                        event::Trigger::PullRequest { target: true, .. }
+                    ),
                 },
                 "QA Loop",
                 crate::github::checks::ErrorConclusion::Failure,
@@ -774,6 +810,8 @@ async fn publisher(settings: &Settings) -> Option<Publisher> {
             head_sha: pr.head_sha,
             head_ref: pr.head_ref,
             command,
+            actor: ev.sender.login.clone(),
+            pr_target: false,
         },
         "QA Loop",
         crate::github::checks::ErrorConclusion::Failure,

@@ -197,6 +197,8 @@ pub struct Settings {
     pub fixer_command: Option<String>,
     /// Bot logins whose events start a run (GitHub Actions).
     pub allowed_bots: Vec<String>,
+    /// Let `pull_request_target` runs fix and push (default: review only).
+    pub allow_pull_request_target_fixes: bool,
     pub allow_workflow_edits: bool,
     pub no_github: bool,
     pub verbosity: Verbosity,
@@ -331,6 +333,7 @@ impl Settings {
                     .collect(),
                 None => file.allowed_bots.clone().unwrap_or_default(),
             },
+            allow_pull_request_target_fixes: file.allow_pull_request_target_fixes.unwrap_or(false),
             allow_workflow_edits: file.allow_workflow_edits.unwrap_or(false),
             env_passthrough: file.env_passthrough.clone().unwrap_or_default(),
             secret_env: file.secret_env.clone().unwrap_or_default(),

@@ -26,6 +26,10 @@ pub struct Target {
     pub fork: bool,
     /// The `/qa` command that started the run, if any.
     pub command: Option<super::event::QaCommand>,
+    /// Who caused the event (the commenter of a `/qa` command).
+    pub actor: String,
+    /// Started by `pull_request_target` (untrusted code with a write token).
+    pub pr_target: bool,
 }
 
 /// The escalation settings (SPEC §3.3 inputs).
@@ -292,6 +296,28 @@ impl Publisher {
                 }
             }
             Err(e) => self.note("write the report comment", &e),
+        }
+    }
+
+    /// Whether `login` may sign off (`admin`, `maintain` or `write` on the repository).
+    pub async fn can_write(&mut self, login: &str) -> bool {
+        let path = format!(
+            "repos/{}/collaborators/{}/permission",
+            self.target.repo,
+            encode(login)
+        );
+        match self.gh.get(&path).await {
+            Ok(v) => {
+                let role = v["role_name"].as_str().unwrap_or_default();
+                matches!(
+                    v["permission"].as_str(),
+                    Some("admin" | "maintain" | "write")
+                ) || matches!(role, "admin" | "maintain" | "write")
+            }
+            Err(e) => {
+                self.note(&format!("read the permission of @{login}"), &e);
+                false
+            }
         }
     }
 

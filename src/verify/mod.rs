@@ -37,6 +37,8 @@ pub struct Verifier {
     diff_base: Option<String>,
     /// Path prefixes (relative to the root) never pattern-checked: qa-loop's own out dir.
     own_paths: Vec<String>,
+    /// Who signed a `critical` change off (`/qa approve` by a user with write access).
+    signed_off_by: Option<String>,
 }
 
 /// What one suite produced.
@@ -56,6 +58,7 @@ impl Verifier {
             passes: 0,
             diff_base: None,
             own_paths: Vec::new(),
+            signed_off_by: None,
         }
     }
 
@@ -65,6 +68,11 @@ impl Verifier {
         self.diff_base = Some(base);
         self.own_paths = own_paths;
         self
+    }
+
+    /// A human's sign-off (`/qa approve`): the `human_signoff` gate passes.
+    pub fn set_signoff(&mut self, login: Option<String>) {
+        self.signed_off_by = login;
     }
 
     /// Streams every command's output to `dir/pass-<n>/<suite>-<k>.log`.
@@ -130,12 +138,23 @@ impl Verifier {
             report.gates.extend(patterns::gates(found, added.len()));
         }
         if self.strategy.human_signoff_required {
+            let (status, summary) = match &self.signed_off_by {
+                Some(login) => (
+                    GateStatus::Passed,
+                    format!("critical risk: signed off by @{login} (`/qa approve`)"),
+                ),
+                None => (
+                    GateStatus::Pending,
+                    "critical risk: waiting for a `/qa approve` comment by a user with write access"
+                        .to_string(),
+                ),
+            };
             report.gates.push(Gate::new(
                 "human_signoff",
                 IssueType::AcceptanceCriteria,
                 true,
-                GateStatus::Pending,
-                "critical risk: waiting for a `/qa approve` comment by a user with write access",
+                status,
+                summary,
                 "",
             ));
         }
