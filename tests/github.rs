@@ -1211,3 +1211,27 @@ fn pull_request_target_only_reviews() {
     );
     assert_eq!(git_out(&remote, &["rev-parse", "changes"]), before);
 }
+
+/// The action's presentation inputs: the check's name, and no comment with `comment: off`.
+#[test]
+fn check_name_and_comment_off() {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), json!([verdict("approved", 95)]));
+    std::fs::write(
+        dir.path().join("calc.py"),
+        "def add(a, b):\n    return a + b\n",
+    )
+    .unwrap();
+    let gh: Shared = Arc::default();
+    let api = start(gh.clone());
+    let o = run(
+        dir.path(),
+        &api,
+        &["--check-name", "QA Gate", "--comment", "off"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let g = gh.lock().unwrap();
+    assert_eq!(g.check_runs[0]["name"], "QA Gate");
+    assert_eq!(g.check_runs[0]["conclusion"], "success");
+    assert!(g.comments.is_empty(), "{:?}", g.requests);
+}

@@ -768,24 +768,27 @@ async fn publisher(settings: &Settings) -> Option<Publisher> {
     };
     let number = match &ev.trigger {
         event::Trigger::PullRequest { pr, .. } => {
-            return Some(Publisher::new(
-                gh,
-                Target {
-                    repo: env.repository.clone(),
-                    pr: pr.number,
-                    head_sha: pr.head_sha.clone(),
-                    head_ref: pr.head_ref.clone(),
-                    fork: pr.is_fork(),
-                    command: None,
-                    actor: ev.sender.login.clone(),
-                    pr_target: matches!(
-                        ev.trigger,
-                        event::Trigger::PullRequest { target: true, .. }
-                    ),
-                },
-                "QA Loop",
-                crate::github::checks::ErrorConclusion::Failure,
-            ));
+            return Some(
+                Publisher::new(
+                    gh,
+                    Target {
+                        repo: env.repository.clone(),
+                        pr: pr.number,
+                        head_sha: pr.head_sha.clone(),
+                        head_ref: pr.head_ref.clone(),
+                        fork: pr.is_fork(),
+                        command: None,
+                        actor: ev.sender.login.clone(),
+                        pr_target: matches!(
+                            ev.trigger,
+                            event::Trigger::PullRequest { target: true, .. }
+                        ),
+                    },
+                    &settings.check_name,
+                    error_conclusion(settings),
+                )
+                .configured(settings),
+            );
         }
         event::Trigger::Comment { pr_number, .. } => *pr_number,
         event::Trigger::Dispatch { pr_number: Some(n) } => *n,
@@ -801,21 +804,35 @@ async fn publisher(settings: &Settings) -> Option<Publisher> {
             return None;
         }
     };
-    Some(Publisher::new(
-        gh,
-        Target {
-            fork: pr.is_fork(),
-            repo: env.repository,
-            pr: pr.number,
-            head_sha: pr.head_sha,
-            head_ref: pr.head_ref,
-            command,
-            actor: ev.sender.login.clone(),
-            pr_target: false,
-        },
-        "QA Loop",
-        crate::github::checks::ErrorConclusion::Failure,
-    ))
+    Some(
+        Publisher::new(
+            gh,
+            Target {
+                fork: pr.is_fork(),
+                repo: env.repository,
+                pr: pr.number,
+                head_sha: pr.head_sha,
+                head_ref: pr.head_ref,
+                command,
+                actor: ev.sender.login.clone(),
+                pr_target: false,
+            },
+            &settings.check_name,
+            error_conclusion(settings),
+        )
+        .configured(settings),
+    )
+}
+
+fn error_conclusion(settings: &Settings) -> crate::github::checks::ErrorConclusion {
+    match settings.error_conclusion {
+        crate::config::settings::ErrorConclusionArg::Failure => {
+            crate::github::checks::ErrorConclusion::Failure
+        }
+        crate::config::settings::ErrorConclusionArg::Neutral => {
+            crate::github::checks::ErrorConclusion::Neutral
+        }
+    }
 }
 
 /// qa-loop's own files, relative to the root (`.qa-loop/`, the plan): never pattern-checked.

@@ -29,6 +29,20 @@ impl std::fmt::Debug for Secret {
     }
 }
 
+/// `--comment`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CommentMode {
+    Sticky,
+    Off,
+}
+
+/// `--error-conclusion`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ErrorConclusionArg {
+    Failure,
+    Neutral,
+}
+
 /// The flags shared by every command; each also reads `QA_LOOP_<NAME>` (clap merges CLI > env).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct FlagLayer {
@@ -111,6 +125,49 @@ pub struct FlagLayer {
         value_name = "COMMAND"
     )]
     pub fixer_command: Option<String>,
+    /// Name of the check run on GitHub (default "QA Loop")
+    #[arg(long, env = "QA_LOOP_CHECK_NAME", global = true, value_name = "NAME")]
+    pub check_name: Option<String>,
+    /// The sticky PR comment: sticky (default) or off
+    #[arg(
+        long,
+        env = "QA_LOOP_COMMENT",
+        global = true,
+        value_name = "sticky|off"
+    )]
+    pub comment: Option<CommentMode>,
+    /// Check-run conclusion when the run stops with errors: failure (default) or neutral
+    #[arg(
+        long,
+        env = "QA_LOOP_ERROR_CONCLUSION",
+        global = true,
+        value_name = "failure|neutral"
+    )]
+    pub error_conclusion: Option<ErrorConclusionArg>,
+    /// Label of escalation issues (default qa-escalation)
+    #[arg(
+        long,
+        env = "QA_LOOP_ESCALATION_LABEL",
+        global = true,
+        value_name = "LABEL"
+    )]
+    pub escalation_label: Option<String>,
+    /// Assignees of escalation issues (comma list)
+    #[arg(
+        long,
+        env = "QA_LOOP_ESCALATION_ASSIGNEES",
+        global = true,
+        value_name = "LOGINS"
+    )]
+    pub escalation_assignees: Option<String>,
+    /// Label put on the PR while a human is needed (default qa-loop:needs-human)
+    #[arg(
+        long,
+        env = "QA_LOOP_NEEDS_HUMAN_LABEL",
+        global = true,
+        value_name = "LABEL"
+    )]
+    pub needs_human_label: Option<String>,
     /// Bots whose events still start a run (comma list; `*` for all)
     #[arg(
         long,
@@ -199,6 +256,13 @@ pub struct Settings {
     pub allowed_bots: Vec<String>,
     /// Let `pull_request_target` runs fix and push (default: review only).
     pub allow_pull_request_target_fixes: bool,
+    /// GitHub presentation (SPEC §3.3 inputs).
+    pub check_name: String,
+    pub comment: CommentMode,
+    pub error_conclusion: ErrorConclusionArg,
+    pub escalation_label: String,
+    pub escalation_assignees: Vec<String>,
+    pub needs_human_label: String,
     pub allow_workflow_edits: bool,
     pub no_github: bool,
     pub verbosity: Verbosity,
@@ -334,6 +398,33 @@ impl Settings {
                 None => file.allowed_bots.clone().unwrap_or_default(),
             },
             allow_pull_request_target_fixes: file.allow_pull_request_target_fixes.unwrap_or(false),
+            check_name: flags
+                .check_name
+                .clone()
+                .filter(|n| !n.trim().is_empty())
+                .unwrap_or_else(|| "QA Loop".into()),
+            comment: flags.comment.unwrap_or(CommentMode::Sticky),
+            error_conclusion: flags
+                .error_conclusion
+                .unwrap_or(ErrorConclusionArg::Failure),
+            escalation_label: flags
+                .escalation_label
+                .clone()
+                .filter(|n| !n.trim().is_empty())
+                .unwrap_or_else(|| "qa-escalation".into()),
+            escalation_assignees: flags
+                .escalation_assignees
+                .as_deref()
+                .unwrap_or_default()
+                .split(',')
+                .map(|a| a.trim().trim_start_matches('@').to_string())
+                .filter(|a| !a.is_empty())
+                .collect(),
+            needs_human_label: flags
+                .needs_human_label
+                .clone()
+                .filter(|n| !n.trim().is_empty())
+                .unwrap_or_else(|| "qa-loop:needs-human".into()),
             allow_workflow_edits: file.allow_workflow_edits.unwrap_or(false),
             env_passthrough: file.env_passthrough.clone().unwrap_or_default(),
             secret_env: file.secret_env.clone().unwrap_or_default(),

@@ -60,6 +60,8 @@ pub fn escalation_marker(pr: u64) -> String {
 pub struct Publisher {
     gh: GitHub,
     pub escalation: Escalation,
+    /// Write the sticky comment (`comment: sticky`); its state is still read.
+    comment: bool,
     target: Target,
     check_name: String,
     on_error: ErrorConclusion,
@@ -77,6 +79,7 @@ impl Publisher {
         Publisher {
             gh,
             escalation: Escalation::default(),
+            comment: true,
             target,
             check_name: check_name.to_string(),
             on_error,
@@ -86,6 +89,17 @@ impl Publisher {
             duplicates: Vec::new(),
             problems: Vec::new(),
         }
+    }
+
+    /// Labels, assignees and the comment switch from the settings.
+    pub fn configured(mut self, settings: &crate::config::Settings) -> Self {
+        self.escalation = Escalation {
+            label: settings.escalation_label.clone(),
+            needs_human: settings.needs_human_label.clone(),
+            assignees: settings.escalation_assignees.clone(),
+        };
+        self.comment = settings.comment == crate::config::settings::CommentMode::Sticky;
+        self
     }
 
     pub fn target(&self) -> &Target {
@@ -249,6 +263,9 @@ impl Publisher {
                     )
                 );
             }
+        }
+        if !self.comment {
+            return;
         }
         let body = comment::render(report, state, full_report);
         self.write_comment(&body).await;
