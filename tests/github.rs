@@ -24,6 +24,8 @@ struct Gh {
     labels: Vec<String>,
     /// Logins with write access (for `/qa approve`).
     writers: Vec<String>,
+    /// Pull request reviews posted (suggestions on fork PRs).
+    reviews: Vec<Value>,
     /// Annotations per check run (not part of GitHub's check-run object).
     annotations: std::collections::HashMap<u64, Vec<Value>>,
     /// Issues (not PRs), and the labels on the PR.
@@ -181,6 +183,21 @@ async fn record(
                 return bad_gateway();
             }
             Json(run).into_response()
+        }
+        ("POST", ["", "pulls", n, "reviews"]) => {
+            let id = g.id();
+            let review = over(
+                template("pull-request-review"),
+                json!({"id": id, "node_id": format!("PRR_{id}"),
+                "user": user_bot(), "body": body["body"], "state": "COMMENTED", "commit_id": body["commit_id"],
+                "html_url": format!("https://github.com/{REPO}/pull/{n}#pullrequestreview-{id}"),
+                "pull_request_url": format!("https://api.github.com{prefix}/pulls/{n}")}),
+            );
+            g.reviews.push(body.clone());
+            if g.faulty_write() {
+                return bad_gateway();
+            }
+            Json(review).into_response()
         }
         ("GET", ["", "collaborators", login, "permission"]) => {
             let (permission, role) = if g.writers.iter().any(|w| w == login) {
@@ -1037,24 +1054,91 @@ fn a_moved_branch_is_rebased_onto_once_else_the_patch_is_attached() {
     }
 }
 
-/// A fork PR is never pushed to; the run still reports.
+/// A fork PR is never pushed to: the fix is offered as a review suggestion on the line the PR
+/// added, and the patch is in the comment.
 #[test]
-fn a_fork_pr_is_never_pushed_to() {
+fn a_fork_pr_gets_suggestions_and_the_patch_never_a_push() {
     let dir = tempfile::tempdir().unwrap();
     let mut calls = vec![verdict("rejected", 30)];
     calls.extend(fix_calls());
     calls.push(verdict("approved", 92));
     project(dir.path(), json!(calls));
-    let remote = dir.path().join(".git/remote.git");
+    // The PR's base `main` had a stub; the PR (`changes`) added the buggy line 2.
+    let d = dir.path();
+    git(d, &["checkout", "-q", "-b", "main"]);
+    std::fs::write(d.join("calc.py"), "def add(a, b):\n    pass\n").unwrap();
+    git(d, &["commit", "-q", "-am", "base"]);
+    git(d, &["push", "-q", "origin", "main"]);
+    git(d, &["checkout", "-q", "-B", "changes"]);
+    std::fs::write(d.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
+    git(d, &["commit", "-q", "-am", "the PR"]);
+    git(d, &["push", "-q", "-f", "origin", "changes"]);
+    let remote = d.join(".git/remote.git");
     let before = git_out(&remote, &["rev-parse", "changes"]);
     let gh: Shared = Arc::default();
     let api = start(gh.clone());
-    let o = run_with_payload(dir.path(), &api, &[], |p| {
-        p["pull_request"]["head"]["repo"]["full_name"] = json!("someone/Hello-World");
-    });
+    let event = d.join("event.json");
+    let mut payload: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/github/events/pull_request.opened.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    payload["pull_request"]["head"]["repo"]["full_name"] = json!("someone/Hello-World");
+    std::fs::write(&event, payload.to_string()).unwrap();
+    let o = Command::cargo_bin("qa-loop")
+        .unwrap()
+        .current_dir(d)
+        .env("GITHUB_BASE_REF", "main")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_EVENT_NAME", "pull_request")
+        .env("GITHUB_EVENT_PATH", &event)
+        .env("GITHUB_REPOSITORY", REPO)
+        .env("GITHUB_API_URL", &*api)
+        .env("GITHUB_TOKEN", TOKEN)
+        .args([
+            "run",
+            "--provider",
+            "replay",
+            "--replay-session",
+            "session.json",
+        ])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(git_out(&remote, &["rev-parse", "changes"]), before);
-    assert_eq!(gh.lock().unwrap().comments.len(), 1);
+    assert!(
+        !stderr(&o)
+            .lines()
+            .any(|l| l.contains("WARN") && l.contains("cannot")),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        git_out(&remote, &["rev-parse", "changes"]),
+        before,
+        "never pushed"
+    );
+    let g = gh.lock().unwrap();
+    assert_eq!(g.reviews.len(), 1, "{:?}", g.requests);
+    let c = &g.reviews[0]["comments"][0];
+    assert_eq!(
+        (c["path"].as_str(), c["line"].as_u64(), c["side"].as_str()),
+        (Some("calc.py"), Some(2), Some("RIGHT"))
+    );
+    assert!(
+        c["body"]
+            .as_str()
+            .unwrap()
+            .contains("```suggestion\n    return a + b\n```"),
+        "{c}"
+    );
+    let body = g.comments[0]["body"].as_str().unwrap();
+    assert!(
+        body.contains("## Fixes offered as suggestions") && body.contains("+    return a + b"),
+        "{body}"
+    );
 }
 
 /// A run re-triggered on the same PR (e.g. by its own fix commit) continues the count and never

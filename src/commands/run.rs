@@ -375,6 +375,8 @@ struct FileReporter<'a> {
     pusher: Option<crate::github::push::Pusher>,
     push_target: Option<crate::github::push::PushTarget>,
     commits_pushed: usize,
+    /// Lines the PR added (fork PRs: where suggestions may go).
+    pr_added: crate::vcs::AddedLines,
 }
 
 impl FileReporter<'_> {
@@ -462,6 +464,18 @@ impl Reporter for FileReporter<'_> {
                 .clone()
                 .unwrap_or_else(|| self.out_dir.join(files::REPORT));
             let mut report = std::fs::read_to_string(&report_path).unwrap_or_default();
+            if let (Some(pusher), None, Some(best)) =
+                (&self.pusher, &self.push_target, outcome.best_iteration())
+                && let Some((patch, diff)) = pusher.fixes_until(best).await
+            {
+                let comments = crate::github::push::suggestions(&diff, &self.pr_added);
+                report.push_str(&format!(
+                    "\n## Fixes offered as suggestions\n\nqa-loop does not push to forks: {} suggestion(s) are in a review on the pull request; the whole patch (apply with `git am`):\n\n<details><summary>patch</summary>\n\n```diff\n{}\n```\n</details>\n",
+                    comments.len(),
+                    crate::github::actions::cut(&patch, 30_000, "the workflow log")
+                ));
+                github.suggest(comments).await;
+            }
             if let (Some(pusher), Some(target), Some(best)) =
                 (&self.pusher, &self.push_target, outcome.best_iteration())
             {
@@ -603,6 +617,7 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
         pusher: None,
         push_target: None,
         commits_pushed: 0,
+        pr_added: Default::default(),
     };
     let mut verifier = RepoVerifier {
         verifier: crate::verify::Verifier::new(strategy.clone(), root.clone(), launcher)
@@ -660,10 +675,16 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
     if let Some(p) = &github
         && settings.mode == crate::config::Mode::Fix
         && !forced_review
-        && !p.target().fork
         && !p.target().head_ref.is_empty()
     {
         match crate::github::push::Pusher::start(&root, own_paths(settings)).await {
+            Ok(pusher) if p.target().fork => {
+                // Committed locally, offered as suggestions (a fork is never pushed to).
+                reporter.pusher = Some(pusher);
+                reporter.pr_added = crate::vcs::added_lines(&root, &crate::vcs::default_base())
+                    .await
+                    .unwrap_or_default();
+            }
             Ok(pusher) => {
                 reporter.pusher = Some(pusher);
                 reporter.push_target = Some(crate::github::push::PushTarget {

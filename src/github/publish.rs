@@ -316,6 +316,26 @@ impl Publisher {
         }
     }
 
+    /// Offers fixes as a review with suggestion blocks on the PR head (fork PRs).
+    pub async fn suggest(&mut self, comments: Vec<Value>) {
+        if comments.is_empty() {
+            return;
+        }
+        let body = json!({
+            "commit_id": self.target.head_sha,
+            "event": "COMMENT",
+            "body": "qa-loop cannot push to a fork: its fixes are offered as suggestions (the full patch is in the report comment).",
+            "comments": comments,
+        });
+        let path = format!(
+            "repos/{}/pulls/{}/reviews",
+            self.target.repo, self.target.pr
+        );
+        if let Err(e) = self.gh.post(&path, &body).await {
+            self.note("post the suggestions", &e);
+        }
+    }
+
     /// Whether `login` may sign off (`admin`, `maintain` or `write` on the repository).
     pub async fn can_write(&mut self, login: &str) -> bool {
         let path = format!(

@@ -131,6 +131,34 @@ impl Pusher {
             .map_or_else(|| self.base.clone(), |(_, sha)| sha.clone())
     }
 
+    /// The fixes up to the state reviewed at `best`, as a patch (`format-patch`) and a zero-context
+    /// diff (for suggestions); `None` when there are none.
+    pub async fn fixes_until(&self, best: u32) -> Option<(String, String)> {
+        let upto = self.state_of(best);
+        if upto == self.base {
+            return None;
+        }
+        let range = format!("{}..{upto}", self.base);
+        let patch = git(&self.root, &["format-patch", "--stdout", &range])
+            .await
+            .ok()?;
+        let diff = git(
+            &self.root,
+            &[
+                "diff",
+                "--no-color",
+                "--no-ext-diff",
+                "-U0",
+                &self.base,
+                &upto,
+                "--",
+            ],
+        )
+        .await
+        .ok()?;
+        Some((patch, diff))
+    }
+
     /// Pushes the fixes up to the state reviewed at `best` (all of them when `best` is the last).
     pub async fn push(&self, target: &PushTarget, best: u32) -> PushOutcome {
         let upto = self.state_of(best);
@@ -225,6 +253,66 @@ impl Pusher {
     }
 }
 
+/// Review comments with suggestion blocks for the small hunks of a zero-context diff whose
+/// replaced lines are all lines the PR added (GitHub only takes comments on the PR's diff):
+/// `{path, start_line?, line, side: RIGHT, body}`. Hunks that are not (large ones, pure
+/// additions, lines the PR did not touch) stay in the patch only.
+pub fn suggestions(diff: &str, pr_added: &crate::vcs::AddedLines) -> Vec<serde_json::Value> {
+    const MAX_LINES: u32 = 12;
+    let mut out = Vec::new();
+    let mut path = String::new();
+    let mut hunk: Option<(u32, u32, Vec<String>)> = None;
+    let flush = |hunk: &mut Option<(u32, u32, Vec<String>)>,
+                 path: &str,
+                 out: &mut Vec<serde_json::Value>| {
+        if let Some((start, len, new)) = hunk.take() {
+            let added = pr_added.get(path);
+            let inside = len > 0
+                && len <= MAX_LINES
+                && new.len() as u32 <= MAX_LINES * 2
+                && added.is_some_and(|lines| {
+                    (start..start + len).all(|l| lines.iter().any(|(a, _)| *a == l))
+                });
+            if inside {
+                let mut c = serde_json::json!({
+                    "path": path,
+                    "line": start + len - 1,
+                    "side": "RIGHT",
+                    "body": format!("qa-loop suggests:\n\n```suggestion\n{}{}```\n", new.join("\n"), if new.is_empty() { "" } else { "\n" }),
+                });
+                if len > 1 {
+                    c["start_line"] = serde_json::json!(start);
+                    c["start_side"] = serde_json::json!("RIGHT");
+                }
+                out.push(c);
+            }
+        }
+    };
+    for line in diff.lines() {
+        if let Some(p) = line.strip_prefix("+++ b/") {
+            flush(&mut hunk, &path, &mut out);
+            path = p.to_string();
+        } else if line.starts_with("+++ ")
+            || line.starts_with("--- ")
+            || line.starts_with("diff --git")
+        {
+            flush(&mut hunk, &path, &mut out);
+        } else if let Some(h) = line.strip_prefix("@@ -") {
+            flush(&mut hunk, &path, &mut out);
+            let old = h.split_whitespace().next().unwrap_or_default();
+            let (start, len) = match old.split_once(',') {
+                Some((s, l)) => (s.parse().unwrap_or(0), l.parse().unwrap_or(0)),
+                None => (old.parse().unwrap_or(0), 1),
+            };
+            hunk = Some((start, len, Vec::new()));
+        } else if let (Some(text), Some((_, _, new))) = (line.strip_prefix('+'), hunk.as_mut()) {
+            new.push(text.to_string());
+        }
+    }
+    flush(&mut hunk, &path, &mut out);
+    out
+}
+
 fn base64(s: &str) -> String {
     const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let b = s.as_bytes();
@@ -247,6 +335,35 @@ fn base64(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn small_hunks_on_lines_the_pr_added_become_suggestions() {
+        let diff = "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -2 +2 @@ def add(a, b):\n-    return a - b\n+    return a + b\n@@ -9,2 +9,0 @@\n-x\n-y\n@@ -20,0 +21 @@\n+new\n";
+        let mut added = crate::vcs::AddedLines::new();
+        added.insert(
+            "calc.py".into(),
+            vec![
+                (2, "    return a - b".into()),
+                (9, "x".into()),
+                (10, "y".into()),
+            ],
+        );
+        let s = suggestions(diff, &added);
+        assert_eq!(s.len(), 2, "{s:?}");
+        assert_eq!(s[0]["line"], 2);
+        assert!(s[0].get("start_line").is_none());
+        assert_eq!(
+            s[0]["body"],
+            "qa-loop suggests:\n\n```suggestion\n    return a + b\n```\n"
+        );
+        assert_eq!(
+            (s[1]["start_line"].as_u64(), s[1]["line"].as_u64()),
+            (Some(9), Some(10))
+        );
+        assert_eq!(s[1]["body"], "qa-loop suggests:\n\n```suggestion\n```\n");
+        // Lines the PR did not add are not commentable: patch only.
+        assert!(suggestions(diff, &crate::vcs::AddedLines::new()).is_empty());
+    }
 
     #[test]
     fn base64_matches_the_standard() {
