@@ -1319,3 +1319,44 @@ fn check_name_and_comment_off() {
     assert_eq!(g.check_runs[0]["conclusion"], "success");
     assert!(g.comments.is_empty(), "{:?}", g.requests);
 }
+
+/// Best of N: when the loop ends without approval, only the fixes up to the best-scoring
+/// iteration's state are pushed (later, worse commits stay local).
+#[test]
+fn only_the_best_state_is_pushed() {
+    let dir = tempfile::tempdir().unwrap();
+    let edit = |old: &str, new: &str| {
+        json!({"role": "fixer", "tool_calls": [{"id": "e", "name": "edit_file",
+            "arguments": {"path": "calc.py", "old": old, "new": new}}]})
+    };
+    let finish = json!({"role": "fixer", "tool_calls": [{"id": "f", "name": "finish", "arguments": {"summary": "done"}}]});
+    let mut v2 = verdict("rejected", 80);
+    v2["tool_calls"][0]["arguments"]["issues"][0]["title"] = json!("mul is not add");
+    let mut v3 = verdict("rejected", 45);
+    v3["tool_calls"][0]["arguments"]["issues"][0]["title"] = json!("power is not add");
+    let calls = json!([
+        verdict("rejected", 60),
+        edit("return a - b", "return a * b"),
+        finish.clone(),
+        v2,
+        edit("return a * b", "return a ** b"),
+        finish,
+        v3,
+    ]);
+    project(dir.path(), calls);
+    let gh: Shared = Arc::default();
+    let api = start(gh.clone());
+    let o = run(
+        dir.path(),
+        &api,
+        &["--max-iterations", "3", "--recurring-threshold", "5"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let remote = dir.path().join(".git/remote.git");
+    // Best = iteration 2 (score 80), whose state is after the first fix only.
+    assert_eq!(git_out(&remote, &["rev-list", "--count", "changes"]), "2");
+    let pushed = git_out(&remote, &["show", "changes:calc.py"]);
+    assert!(pushed.contains("return a * b"), "{pushed}");
+    let trailer = git_out(&remote, &["log", "-1", "--format=%b", "changes"]);
+    assert!(trailer.contains("QA-Loop-Iteration: 1"), "{trailer}");
+}
