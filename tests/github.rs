@@ -26,6 +26,8 @@ struct Gh {
     writers: Vec<String>,
     /// Pull request reviews posted (suggestions on fork PRs).
     reviews: Vec<Value>,
+    /// The token may not write checks (a fork PR's read-only token): 403 on check runs.
+    deny_checks: bool,
     /// Annotations per check run (not part of GitHub's check-run object).
     annotations: std::collections::HashMap<u64, Vec<Value>>,
     /// Issues (not PRs), and the labels on the PR.
@@ -108,6 +110,14 @@ async fn record(
             .into_response();
     }
     g.requests.push(format!("{method} {}", uri.path()));
+    if g.deny_checks && method == Method::POST && uri.path().ends_with("/check-runs") {
+        return (
+            StatusCode::FORBIDDEN,
+            Json(json!({"message": "Resource not accessible by integration",
+                        "documentation_url": "https://docs.github.com/rest/checks/runs#create-a-check-run"})),
+        )
+            .into_response();
+    }
     if method != Method::GET {
         g.write_attempts += 1;
         if g.rate_limit_every
@@ -1359,4 +1369,27 @@ fn only_the_best_state_is_pushed() {
     assert!(pushed.contains("return a * b"), "{pushed}");
     let trailer = git_out(&remote, &["log", "-1", "--format=%b", "changes"]);
     assert!(trailer.contains("QA-Loop-Iteration: 1"), "{trailer}");
+}
+
+/// A token that cannot write checks (fork PRs): the issues become `::error` annotations in the
+/// log, and the run still reports and exits as usual.
+#[test]
+fn without_checks_permission_issues_become_log_annotations() {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), json!([verdict("rejected", 50)]));
+    let gh: Shared = Arc::new(Mutex::new(Gh {
+        deny_checks: true,
+        ..Gh::default()
+    }));
+    let api = start(gh.clone());
+    let o = run_with_payload(dir.path(), &api, &["--mode", "review"], |_| {});
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.lines()
+            .any(|l| l
+                .starts_with("::error file=calc.py,line=2,title=Q1 [unit_test] add subtracts::")),
+        "{out}"
+    );
+    assert!(gh.lock().unwrap().check_runs.is_empty());
 }
