@@ -946,3 +946,24 @@ fn in_actions_bot_events_are_skipped_and_bad_payloads_name_the_field() {
     );
     assert!(!dir.path().join(".qa-loop").exists());
 }
+
+#[test]
+fn the_demo_says_when_python3_is_missing() {
+    let bin_dir = tempfile::tempdir().unwrap();
+    let git = std::process::Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .unwrap();
+    let git = String::from_utf8_lossy(&git.stdout).trim().to_string();
+    std::os::unix::fs::symlink(&git, bin_dir.path().join("git")).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = Command::cargo_bin("qa-loop")
+        .unwrap()
+        .env("PATH", bin_dir.path())
+        .args(["demo", "--dir"])
+        .arg(out.path().join("d"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("python3"), "{}", stderr(&o));
+}

@@ -87,6 +87,20 @@ pub async fn prepare(base: Option<&Path>) -> Result<(PathBuf, PathBuf), RunError
 
 /// Runs the demo: prepare, then the real loop with `--provider replay`.
 pub async fn demo(base: Option<&Path>, flags: &FlagLayer) -> Result<Demo, RunError> {
+    // The example project's tests are Python: without python3 the run would only show errors.
+    let python = tokio::process::Command::new("python3")
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .await;
+    if !python.is_ok_and(|s| s.success()) {
+        return Err(RunError::Usage(
+            "demo: the example project's tests run with python3, which is not installed here \
+             (the qa-loop container image has only git); install python3 or run the demo where it is"
+                .into(),
+        ));
+    }
     let (project, session) = prepare(base).await?;
     let flags = FlagLayer {
         config: Some(project.join("qa-loop.yml")),
