@@ -78,7 +78,8 @@ impl Gh {
     /// Whether this write is answered 502 (after it was done).
     fn faulty_write(&mut self) -> bool {
         self.writes += 1;
-        self.fail_every.is_some_and(|n| self.writes % n == 0)
+        self.fail_every
+            .is_some_and(|n| self.writes.is_multiple_of(n))
     }
 }
 
@@ -121,7 +122,7 @@ async fn record(
     if method != Method::GET {
         g.write_attempts += 1;
         if g.rate_limit_every
-            .is_some_and(|n| g.write_attempts % n == 0)
+            .is_some_and(|n| g.write_attempts.is_multiple_of(n))
         {
             let mut r = (
                 StatusCode::FORBIDDEN,
