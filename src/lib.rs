@@ -16,6 +16,7 @@ pub mod github;
 pub mod llm;
 pub mod model;
 pub mod report;
+pub mod text;
 pub mod tools;
 pub mod vcs;
 pub mod verify;

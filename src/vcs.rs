@@ -65,17 +65,28 @@ pub async fn snapshot(root: &Path, exclude: &[String]) -> Result<String, String>
         let _ = std::fs::copy(root.join(real.trim()), &index);
     }
     let env = [("GIT_INDEX_FILE", index.as_path())];
-    git_with(root, &["add", "-A", "--", "."], &env).await?;
-    if !exclude.is_empty() {
-        // Removed afterwards: an exclude pathspec naming an ignored path makes `add` fail.
-        let mut args = vec!["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"];
-        args.extend(exclude.iter().map(|p| p.trim_end_matches('/')));
-        git_with(root, &args, &env).await?;
-    }
+    stage_all(root, exclude, &env).await?;
     Ok(git_with(root, &["write-tree"], &env)
         .await?
         .trim()
         .to_string())
+}
+
+/// Stages every change of the working tree (.gitignore respected) except the `exclude` paths
+/// (qa-loop's own files), in the index `env` names (the repository's own by default).
+pub async fn stage_all(
+    root: &Path,
+    exclude: &[String],
+    env: &[(&str, &Path)],
+) -> Result<(), String> {
+    git_with(root, &["add", "-A", "--", "."], env).await?;
+    if !exclude.is_empty() {
+        // Removed afterwards: an exclude pathspec naming an ignored path makes `add` fail.
+        let mut args = vec!["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"];
+        args.extend(exclude.iter().map(|p| p.trim_end_matches('/')));
+        git_with(root, &args, env).await?;
+    }
+    Ok(())
 }
 
 /// The diff between two [`snapshot`]s.

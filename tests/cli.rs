@@ -2,8 +2,10 @@
 //! `status --json` finds recurring issues; `run` updates a plan without disturbing its other
 //! keys; the replay provider drives the loop to each exit code.
 
+mod support;
 use std::path::Path;
 use std::process::Output;
+use support::*;
 
 use assert_cmd::Command;
 use serde_json::{Value, json};
@@ -74,27 +76,6 @@ fn stdout(o: &Output) -> String {
 fn qa_result(dir: &Path) -> Value {
     let text = std::fs::read_to_string(dir.join(".qa-loop/qa-result.json")).unwrap();
     serde_json::from_str(&text).unwrap()
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let ok = std::process::Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t.invalid",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        ok.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&ok.stderr)
-    );
 }
 
 #[test]

@@ -3,9 +3,11 @@
 //! the real `pull_request.opened` webhook payload and a replayed model. Faults: writes that GitHub
 //! performs but answers 502 (the worst case for duplicates).
 
+mod support;
 use std::path::Path;
 use std::process::Output;
 use std::sync::{Arc, Mutex};
+use support::*;
 
 use assert_cmd::Command;
 use axum::Json;
@@ -225,12 +227,7 @@ async fn record(
         }
         ("GET", ["", "pulls", n]) => {
             // PR #2 of the `pull_request.opened` payload, in GitHub's example shape.
-            let event = std::fs::read_to_string(
-                Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("tests/fixtures/github/events/pull_request.opened.json"),
-            )
-            .unwrap();
-            let event: Value = serde_json::from_str(&event).unwrap();
+            let event = payload("pull_request.opened");
             let mut pr = template("pull-request");
             pr["number"] = json!(n.parse::<u64>().unwrap());
             for side in ["head", "base"] {
@@ -410,20 +407,7 @@ async fn record(
 /// set, as `.ci/run` does: then every request qa-loop sends is validated against GitHub's
 /// published description, and a violation is answered 422 (which the tests see as a failure).
 fn start(gh: Shared) -> Api {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(async move {
-                let app = axum::Router::new().fallback(record).with_state(gh);
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                axum::serve(listener, app).await.unwrap();
-            });
-    });
+    let addr = serve(axum::Router::new().fallback(record).with_state(gh));
     let fake = format!("http://{addr}");
     let (Ok(prism), Ok(spec)) = (
         std::env::var("QA_LOOP_PRISM"),
@@ -487,23 +471,6 @@ impl Drop for Api {
     }
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let ok = std::process::Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t.invalid",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(ok.status.success());
-}
-
 fn project(dir: &Path, calls: Value) {
     std::fs::write(dir.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
     std::fs::write(
@@ -533,101 +500,83 @@ fn project(dir: &Path, calls: Value) {
     git(dir, &["push", "-q", "origin", "changes"]);
 }
 
+/// A webhook payload from `tests/fixtures/github/events/`.
+fn payload(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/fixtures/github/events/{name}.json"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// `qa-loop run` (replayed model) in an Actions-like environment: event `event_name` with
+/// `payload`, the fake GitHub at `api`, `env` set last.
+fn actions_run(
+    dir: &Path,
+    api: &str,
+    event_name: &str,
+    payload: &Value,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
+    let event = dir.join("event.json");
+    std::fs::write(&event, payload.to_string()).unwrap();
+    let mut c = Command::cargo_bin("qa-loop").unwrap();
+    c.current_dir(dir)
+        .env_remove("GITHUB_BASE_REF")
+        .env_remove("QA_LOOP_GITHUB_TOKEN")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_EVENT_NAME", event_name)
+        .env("GITHUB_EVENT_PATH", &event)
+        .env("GITHUB_REPOSITORY", REPO)
+        .env("GITHUB_API_URL", api)
+        .env("GITHUB_TOKEN", TOKEN)
+        .args([
+            "run",
+            "--provider",
+            "replay",
+            "--replay-session",
+            "session.json",
+        ])
+        .args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+/// The `pull_request.opened` event, edited by `edit`.
 fn run_with_payload(
     dir: &Path,
     api: &str,
     extra: &[&str],
     edit: impl FnOnce(&mut Value),
 ) -> Output {
-    let event = dir.join("event.json");
-    let payload = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/github/events/pull_request.opened.json"),
-    )
-    .unwrap();
-    let mut payload: Value = serde_json::from_str(&payload).unwrap();
-    edit(&mut payload);
-    std::fs::write(&event, payload.to_string()).unwrap();
-    Command::cargo_bin("qa-loop")
-        .unwrap()
-        .current_dir(dir)
-        .env_remove("GITHUB_BASE_REF")
-        .env_remove("QA_LOOP_GITHUB_TOKEN")
-        .env("GITHUB_ACTIONS", "true")
-        .env("GITHUB_EVENT_NAME", "pull_request")
-        .env("GITHUB_EVENT_PATH", &event)
-        .env("GITHUB_REPOSITORY", REPO)
-        .env("GITHUB_API_URL", api)
-        .env("GITHUB_TOKEN", TOKEN)
-        .args([
-            "run",
-            "--provider",
-            "replay",
-            "--replay-session",
-            "session.json",
-        ])
-        .args(extra)
-        .output()
-        .unwrap()
+    let mut p = payload("pull_request.opened");
+    edit(&mut p);
+    actions_run(dir, api, "pull_request", &p, extra, &[])
 }
 
-/// A `/qa …` comment on PR #2 (the examples package has none on a PR: `issue.pull_request`
-/// added, as FACTS.md says).
-fn run_comment(dir: &Path, api: &str, body: &str) -> Output {
-    let event = dir.join("event.json");
-    let payload = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/github/events/issue_comment.created.json"),
-    )
-    .unwrap();
-    let mut payload: Value = serde_json::from_str(&payload).unwrap();
-    payload["issue"]["number"] = json!(2);
-    payload["issue"]["pull_request"] =
-        json!({"url": format!("https://api.github.com/repos/{REPO}/pulls/2")});
-    payload["comment"]["body"] = json!(body);
-    std::fs::write(&event, payload.to_string()).unwrap();
-    let o = Command::cargo_bin("qa-loop")
-        .unwrap()
-        .current_dir(dir)
-        .env_remove("GITHUB_BASE_REF")
-        .env_remove("QA_LOOP_GITHUB_TOKEN")
-        .env("GITHUB_ACTIONS", "true")
-        .env("GITHUB_EVENT_NAME", "issue_comment")
-        .env("GITHUB_EVENT_PATH", &event)
-        .env("GITHUB_REPOSITORY", REPO)
-        .env("GITHUB_API_URL", api)
-        .env("GITHUB_TOKEN", TOKEN)
-        .args([
-            "run",
-            "--provider",
-            "replay",
-            "--replay-session",
-            "session.json",
-        ])
-        .output()
-        .unwrap();
-    let err = stderr(&o);
+/// Publishing problems are logged as `cannot …`; none may happen (a request prism finds against
+/// GitHub's description is answered 422 and shows here).
+fn assert_published(o: &Output) {
+    let err = stderr(o);
     assert!(
         !err.lines()
             .any(|l| l.contains("WARN") && l.contains("cannot")),
         "publishing failed:\n{err}"
     );
-    o
 }
 
-/// `git` output in `dir`.
-fn git_out(dir: &Path, args: &[&str]) -> String {
-    let o = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
+/// A `/qa …` comment on PR #2 (the examples package has none on a PR: `issue.pull_request`
+/// added, as FACTS.md says).
+fn run_comment(dir: &Path, api: &str, body: &str) -> Output {
+    let mut p = payload("issue_comment.created");
+    p["issue"]["number"] = json!(2);
+    p["issue"]["pull_request"] =
+        json!({"url": format!("https://api.github.com/repos/{REPO}/pulls/2")});
+    p["comment"]["body"] = json!(body);
+    let o = actions_run(dir, api, "issue_comment", &p, &[], &[]);
+    assert_published(&o);
+    o
 }
 
 fn verdict(status: &str, score: u8) -> Value {
@@ -651,26 +600,12 @@ fn fix_calls() -> Vec<Value> {
 
 fn run(dir: &Path, api: &str, extra: &[&str]) -> Output {
     let o = run_with_payload(dir, api, extra, |_| {});
-    // Publishing problems are logged as `cannot …`; none may happen (a request prism finds
-    // against GitHub's description is answered 422 and shows here).
-    let err = stderr(&o);
-    assert!(
-        !err.lines()
-            .any(|l| l.contains("WARN") && l.contains("cannot")),
-        "publishing failed:\n{err}"
-    );
+    assert_published(&o);
     o
 }
 
 fn stderr(o: &Output) -> String {
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    // Publishing problems are logged as `cannot …`: none may happen (a prism 422 shows here).
-    assert!(
-        !err.lines()
-            .any(|l| l.contains("WARN") && l.contains("cannot")),
-        "publishing failed:\n{err}"
-    );
-    err
+    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 #[test]
@@ -1088,44 +1023,18 @@ fn a_fork_pr_gets_suggestions_and_the_patch_never_a_push() {
     let before = git_out(&remote, &["rev-parse", "changes"]);
     let gh: Shared = Arc::default();
     let api = start(gh.clone());
-    let event = d.join("event.json");
-    let mut payload: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/github/events/pull_request.opened.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
-    payload["pull_request"]["head"]["repo"]["full_name"] = json!("someone/Hello-World");
-    std::fs::write(&event, payload.to_string()).unwrap();
-    let o = Command::cargo_bin("qa-loop")
-        .unwrap()
-        .current_dir(d)
-        .env("GITHUB_BASE_REF", "main")
-        .env("GITHUB_ACTIONS", "true")
-        .env("GITHUB_EVENT_NAME", "pull_request")
-        .env("GITHUB_EVENT_PATH", &event)
-        .env("GITHUB_REPOSITORY", REPO)
-        .env("GITHUB_API_URL", &*api)
-        .env("GITHUB_TOKEN", TOKEN)
-        .args([
-            "run",
-            "--provider",
-            "replay",
-            "--replay-session",
-            "session.json",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(
-        !stderr(&o)
-            .lines()
-            .any(|l| l.contains("WARN") && l.contains("cannot")),
-        "{}",
-        stderr(&o)
+    let mut fork = payload("pull_request.opened");
+    fork["pull_request"]["head"]["repo"]["full_name"] = json!("someone/Hello-World");
+    let o = actions_run(
+        d,
+        &api,
+        "pull_request",
+        &fork,
+        &[],
+        &[("GITHUB_BASE_REF", "main")],
     );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_published(&o);
     assert_eq!(
         git_out(&remote, &["rev-parse", "changes"]),
         before,
@@ -1272,32 +1181,14 @@ fn pull_request_target_only_reviews() {
     let before = git_out(&remote, &["rev-parse", "changes"]);
     let gh: Shared = Arc::default();
     let api = start(gh.clone());
-    let event = dir.path().join("event.json");
-    let payload = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/github/events/pull_request.opened.json"),
-    )
-    .unwrap();
-    std::fs::write(&event, payload).unwrap();
-    let o = Command::cargo_bin("qa-loop")
-        .unwrap()
-        .current_dir(dir.path())
-        .env_remove("GITHUB_BASE_REF")
-        .env("GITHUB_ACTIONS", "true")
-        .env("GITHUB_EVENT_NAME", "pull_request_target")
-        .env("GITHUB_EVENT_PATH", &event)
-        .env("GITHUB_REPOSITORY", REPO)
-        .env("GITHUB_API_URL", &*api)
-        .env("GITHUB_TOKEN", TOKEN)
-        .args([
-            "run",
-            "--provider",
-            "replay",
-            "--replay-session",
-            "session.json",
-        ])
-        .output()
-        .unwrap();
+    let o = actions_run(
+        dir.path(),
+        &api,
+        "pull_request_target",
+        &payload("pull_request.opened"),
+        &[],
+        &[],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_eq!(
         std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),

@@ -4,12 +4,14 @@
 //! would reject it (headers, roles, tool-call / tool-result pairing, cache breakpoints) and
 //! answers 400 `invalid_request_error` otherwise, so a wrong request fails the test.
 
+mod support;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Output;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use support::*;
 
 use assert_cmd::Command;
 use axum::Json;
@@ -97,24 +99,12 @@ impl Fake {
             replies: replies.into(),
             ..FakeState::default()
         }));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let addr = listener.local_addr().unwrap();
-        let shared = (state.clone(), wire);
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                let app = axum::Router::new()
-                    .route("/v1/messages", axum::routing::post(handle))
-                    .route("/v1/chat/completions", axum::routing::post(handle))
-                    .with_state(shared);
-                axum::serve(listener, app).await.unwrap();
-            });
-        });
+        let addr = serve(
+            axum::Router::new()
+                .route("/v1/messages", axum::routing::post(handle))
+                .route("/v1/chat/completions", axum::routing::post(handle))
+                .with_state((state.clone(), wire)),
+        );
         Fake { addr, state, wire }
     }
 
@@ -390,23 +380,6 @@ fn check_request(wire: Wire, headers: &HeaderMap, body: &Value) -> Result<(), St
     Ok(())
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let ok = std::process::Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t.invalid",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(ok.status.success(), "git {args:?}");
-}
-
 /// A tiny project whose test fails until `add` adds.
 fn project(dir: &Path, extra_config: &str) {
     std::fs::write(dir.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
@@ -426,6 +399,12 @@ fn project(dir: &Path, extra_config: &str) {
     git(dir, &["init", "-q"]);
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-q", "-m", "init"]);
+}
+
+/// The project with `add` already fixed (the change under review is correct).
+fn fixed_project(dir: &Path) {
+    project(dir, "");
+    std::fs::write(dir.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
 }
 
 fn result(dir: &Path) -> Value {
@@ -465,12 +444,7 @@ const WIRES: [Wire; 2] = [Wire::Anthropic, Wire::OpenAi];
 fn approve_on_the_first_pass() {
     for wire in WIRES {
         let dir = tempfile::tempdir().unwrap();
-        project(dir.path(), "");
-        std::fs::write(
-            dir.path().join("calc.py"),
-            "def add(a, b):\n    return a + b\n",
-        )
-        .unwrap();
+        fixed_project(dir.path());
         let fake = Fake::start(wire, vec![verdict("approved", 92)]);
         let o = fake.run(dir.path(), &[]);
         assert_eq!(o.status.code(), Some(0), "{wire:?}: {}", stderr(&o));
@@ -592,12 +566,7 @@ fn reject_then_a_fix_made_through_tool_calls_then_approve() {
 fn a_429_is_retried_after_retry_after_then_succeeds() {
     for wire in WIRES {
         let dir = tempfile::tempdir().unwrap();
-        project(dir.path(), "");
-        std::fs::write(
-            dir.path().join("calc.py"),
-            "def add(a, b):\n    return a + b\n",
-        )
-        .unwrap();
+        fixed_project(dir.path());
         let fake = Fake::start(
             wire,
             vec![
@@ -659,12 +628,7 @@ fn a_persistent_500_stops_with_exit_4_in_bounded_time_and_the_key_never_shows() 
 fn a_malformed_verdict_gets_one_repair_request_then_is_accepted() {
     for wire in WIRES {
         let dir = tempfile::tempdir().unwrap();
-        project(dir.path(), "");
-        std::fs::write(
-            dir.path().join("calc.py"),
-            "def add(a, b):\n    return a + b\n",
-        )
-        .unwrap();
+        fixed_project(dir.path());
         let fake = Fake::start(
             wire,
             vec![text("Looks fine to me, ship it."), verdict("approved", 88)],
@@ -807,33 +771,16 @@ fn azure_openai_gets_its_url_shape_and_api_key_header() {
         .into_response()
     }
     let seen: Seen = Arc::default();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let addr = listener.local_addr().unwrap();
-    let state = seen.clone();
-    std::thread::spawn(move || {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(async move {
-                let app = axum::Router::new()
-                    .route(
-                        "/openai/deployments/gpt4o/chat/completions",
-                        axum::routing::post(azure),
-                    )
-                    .with_state(state);
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                axum::serve(listener, app).await.unwrap();
-            });
-    });
+    let addr = serve(
+        axum::Router::new()
+            .route(
+                "/openai/deployments/gpt4o/chat/completions",
+                axum::routing::post(azure),
+            )
+            .with_state(seen.clone()),
+    );
     let dir = tempfile::tempdir().unwrap();
-    project(dir.path(), "");
-    std::fs::write(
-        dir.path().join("calc.py"),
-        "def add(a, b):\n    return a + b\n",
-    )
-    .unwrap();
+    fixed_project(dir.path());
     let o = Command::cargo_bin("qa-loop")
         .unwrap()
         .current_dir(dir.path())

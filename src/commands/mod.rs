@@ -126,10 +126,11 @@ async fn dispatch(cli: Cli) -> Exit {
                 return run_error(&e);
             }
             let actions = crate::github::actions::ActionsEnv::from_env(|n| std::env::var(n).ok());
+            let mut event = None;
             if let Some(env) = &actions {
                 match gate(env, &inputs.settings) {
-                    Ok(None) => {}
-                    Ok(Some(skip)) => {
+                    Ok(Gate::Run(e)) => event = e,
+                    Ok(Gate::Skip(skip)) => {
                         println!(
                             "::notice title=qa-loop skipped::{}",
                             crate::github::actions::escape_data(&skip)
@@ -143,7 +144,11 @@ async fn dispatch(cli: Cli) -> Exit {
                     }
                 }
             }
-            match run::run(&inputs).await {
+            let github = match (&actions, &event) {
+                (Some(env), Some(event)) => Some(run::OnGitHub { env, event }),
+                _ => None,
+            };
+            match run::run(&inputs, github).await {
                 Ok(r) => {
                     if inputs.settings.verbosity != Verbosity::Quiet {
                         eprintln!(
@@ -203,18 +208,24 @@ async fn dispatch(cli: Cli) -> Exit {
     }
 }
 
-/// In GitHub Actions: masks the key, reads the event and decides whether to run. `Ok(Some)` is
-/// the reason to skip; `Err` a payload that cannot be read (exit 2).
+/// Whether a run in GitHub Actions goes ahead (with its event, when the runner gave one).
+enum Gate {
+    Run(Option<Box<crate::github::event::Event>>),
+    Skip(String),
+}
+
+/// In GitHub Actions: masks the key, reads the event and decides whether to run. `Err` is a
+/// payload that cannot be read (exit 2).
 fn gate(
     env: &crate::github::actions::ActionsEnv,
     settings: &config::Settings,
-) -> Result<Option<String>, String> {
+) -> Result<Gate, String> {
     use crate::github::event;
     if let Some(key) = &settings.api_key {
         println!("{}", crate::github::actions::mask(key.expose()));
     }
     let Some(path) = &env.event_path else {
-        return Ok(None);
+        return Ok(Gate::Run(None));
     };
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("{}: cannot read the event payload: {e}", path.display()))?;
@@ -223,8 +234,8 @@ fn gate(
     let ev =
         event::parse(&env.event_name, &payload).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(match event::decide(&ev, &settings.allowed_bots) {
-        event::Decision::Run => None,
-        event::Decision::Skip(why) => Some(why),
+        event::Decision::Run => Gate::Run(Some(Box::new(ev))),
+        event::Decision::Skip(why) => Gate::Skip(why),
     })
 }
 

@@ -546,7 +546,14 @@ impl Budget for RefCell<Meter> {
 }
 
 /// Runs the loop in `settings.root`. Inputs are already validated; the first write happens here.
-pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
+/// The GitHub Actions context of a run: the runner's environment and the event, read once by
+/// the caller (which also decided the run should go ahead).
+pub struct OnGitHub<'a> {
+    pub env: &'a crate::github::actions::ActionsEnv,
+    pub event: &'a crate::github::event::Event,
+}
+
+pub async fn run(inputs: &Inputs, github: Option<OnGitHub<'_>>) -> Result<RunResult, RunError> {
     let settings = &inputs.settings;
     let strategy = &inputs.strategy;
     let provider = provider(settings)?;
@@ -626,10 +633,9 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
         groups: in_actions(),
         passes: 0,
     };
-    let mut github = if settings.no_github {
-        None
-    } else {
-        publisher(settings).await
+    let mut github = match github {
+        Some(on) if !settings.no_github => publisher(settings, on).await,
+        _ => None,
     };
     let state = match &mut github {
         Some(p) => p.start().await,
@@ -766,92 +772,57 @@ pub async fn run(inputs: &Inputs) -> Result<RunResult, RunError> {
 
 /// The publisher for this run's pull request: inside GitHub Actions, with a token, on an event
 /// that names a PR (for a comment or a dispatch, the PR is read from the API).
-async fn publisher(settings: &Settings) -> Option<Publisher> {
-    use crate::github::{actions::ActionsEnv, client::GitHub, event};
-    let env = ActionsEnv::from_env(|n| std::env::var(n).ok())?;
+async fn publisher(settings: &Settings, on: OnGitHub<'_>) -> Option<Publisher> {
+    use crate::github::{client::GitHub, event};
+    let (env, ev) = (on.env, on.event);
     let token = ["QA_LOOP_GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "GITHUB_TOKEN"]
         .iter()
         .find_map(|n| std::env::var(n).ok().filter(|t| !t.is_empty()))?;
     println!("{}", crate::github::actions::mask(&token));
-    let payload: serde_json::Value = std::fs::read_to_string(env.event_path.as_ref()?)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())?;
-    let ev = event::parse(&env.event_name, &payload).ok()?;
     let gh = GitHub::new(
         &env.api_url,
         crate::config::Secret::new(token),
         settings.model_retry,
     )
     .ok()?;
-    let command = match &ev.trigger {
-        event::Trigger::Comment { command, .. } => *command,
-        _ => None,
-    };
-    let number = match &ev.trigger {
-        event::Trigger::PullRequest { pr, .. } => {
-            return Some(
-                Publisher::new(
-                    gh,
-                    Target {
-                        repo: env.repository.clone(),
-                        pr: pr.number,
-                        head_sha: pr.head_sha.clone(),
-                        head_ref: pr.head_ref.clone(),
-                        fork: pr.is_fork(),
-                        command: None,
-                        actor: ev.sender.login.clone(),
-                        pr_target: matches!(
-                            ev.trigger,
-                            event::Trigger::PullRequest { target: true, .. }
-                        ),
-                    },
-                    &settings.check_name,
-                    error_conclusion(settings),
-                )
-                .configured(settings),
-            );
+    let (pr, command, pr_target) = match &ev.trigger {
+        event::Trigger::PullRequest { pr, target, .. } => (pr.clone(), None, *target),
+        event::Trigger::Comment {
+            pr_number, command, ..
+        } => (
+            read_pr(&gh, &env.repository, *pr_number).await?,
+            *command,
+            false,
+        ),
+        event::Trigger::Dispatch { pr_number: Some(n) } => {
+            (read_pr(&gh, &env.repository, *n).await?, None, false)
         }
-        event::Trigger::Comment { pr_number, .. } => *pr_number,
-        event::Trigger::Dispatch { pr_number: Some(n) } => *n,
         _ => return None,
     };
-    let pr = match gh
-        .get(&format!("repos/{}/pulls/{number}", env.repository))
-        .await
-    {
-        Ok(v) => event::pull_request(&serde_json::json!({ "pull_request": v })).ok()?,
-        Err(e) => {
-            tracing::warn!("cannot read pull request #{number}: {e}");
-            return None;
-        }
+    let target = Target {
+        repo: env.repository.clone(),
+        pr: pr.number,
+        fork: pr.is_fork(),
+        head_sha: pr.head_sha,
+        head_ref: pr.head_ref,
+        command,
+        actor: ev.sender.login.clone(),
+        pr_target,
     };
-    Some(
-        Publisher::new(
-            gh,
-            Target {
-                fork: pr.is_fork(),
-                repo: env.repository,
-                pr: pr.number,
-                head_sha: pr.head_sha,
-                head_ref: pr.head_ref,
-                command,
-                actor: ev.sender.login.clone(),
-                pr_target: false,
-            },
-            &settings.check_name,
-            error_conclusion(settings),
-        )
-        .configured(settings),
-    )
+    Some(Publisher::new(gh, target, settings))
 }
 
-fn error_conclusion(settings: &Settings) -> crate::github::checks::ErrorConclusion {
-    match settings.error_conclusion {
-        crate::config::settings::ErrorConclusionArg::Failure => {
-            crate::github::checks::ErrorConclusion::Failure
-        }
-        crate::config::settings::ErrorConclusionArg::Neutral => {
-            crate::github::checks::ErrorConclusion::Neutral
+/// A pull request read from the API (events that only name its number).
+async fn read_pr(
+    gh: &crate::github::client::GitHub,
+    repo: &str,
+    number: u64,
+) -> Option<crate::github::event::PullRequest> {
+    match gh.get(&format!("repos/{repo}/pulls/{number}")).await {
+        Ok(v) => crate::github::event::pull_request(&serde_json::json!({ "pull_request": v })).ok(),
+        Err(e) => {
+            tracing::warn!("cannot read pull request #{number}: {e}");
+            None
         }
     }
 }

@@ -36,9 +36,9 @@ pub enum CommentMode {
     Off,
 }
 
-/// `--error-conclusion`.
+/// What the check run concludes when a run stops with errors (`--error-conclusion`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ErrorConclusionArg {
+pub enum ErrorConclusion {
     Failure,
     Neutral,
 }
@@ -143,7 +143,7 @@ pub struct FlagLayer {
         global = true,
         value_name = "failure|neutral"
     )]
-    pub error_conclusion: Option<ErrorConclusionArg>,
+    pub error_conclusion: Option<ErrorConclusion>,
     /// Label of escalation issues (default qa-escalation)
     #[arg(
         long,
@@ -259,7 +259,7 @@ pub struct Settings {
     /// GitHub presentation (SPEC §3.3 inputs).
     pub check_name: String,
     pub comment: CommentMode,
-    pub error_conclusion: ErrorConclusionArg,
+    pub error_conclusion: ErrorConclusion,
     pub escalation_label: String,
     pub escalation_assignees: Vec<String>,
     pub needs_human_label: String,
@@ -404,9 +404,7 @@ impl Settings {
                 .filter(|n| !n.trim().is_empty())
                 .unwrap_or_else(|| "QA Loop".into()),
             comment: flags.comment.unwrap_or(CommentMode::Sticky),
-            error_conclusion: flags
-                .error_conclusion
-                .unwrap_or(ErrorConclusionArg::Failure),
+            error_conclusion: flags.error_conclusion.unwrap_or(ErrorConclusion::Failure),
             escalation_label: flags
                 .escalation_label
                 .clone()

@@ -16,12 +16,7 @@ pub const MAX_ANNOTATIONS: usize = 400;
 /// `output.summary` and `output.text` limit, in bytes.
 pub const TEXT_LIMIT: usize = 65_535;
 
-/// What an error ends as (`error-conclusion` input).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorConclusion {
-    Failure,
-    Neutral,
-}
+pub use crate::config::settings::ErrorConclusion;
 
 /// SPEC §7: success, failure, action_required (escalated / awaiting sign-off), and the chosen
 /// conclusion for errors.
@@ -95,17 +90,10 @@ fn annotation(i: &Issue) -> Value {
         "start_line": line,
         "end_line": line,
         "annotation_level": level,
-        "title": cut_chars(&format!("{} [{}] {}", i.id, i.kind, i.title), 255),
+        "title": crate::text::prefix(&format!("{} [{}] {}", i.id, i.kind, i.title), 255),
         // GitHub limits a message to 64 KB.
         "message": crate::github::actions::cut(&message, 60_000, "the report"),
     })
-}
-
-fn cut_chars(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((cut, _)) => s[..cut].to_string(),
-        None => s.to_string(),
-    }
 }
 
 /// A check-run `output` object; `summary` and `text` cut to [`TEXT_LIMIT`] bytes with a
@@ -118,7 +106,7 @@ pub fn output(
     full_report: &str,
 ) -> Value {
     let mut out = json!({
-        "title": cut_chars(title, 255),
+        "title": crate::text::prefix(title, 255),
         "summary": crate::github::actions::cut(summary, TEXT_LIMIT, full_report),
     });
     if !text.is_empty() {

@@ -74,13 +74,7 @@ pub struct GitHub {
 
 impl GitHub {
     pub fn new(api_url: &str, token: Secret, retry: RetryPolicy) -> Result<Self, GhError> {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(15).min(retry.timeout))
-            .timeout(retry.timeout)
-            .user_agent(concat!("qa-loop/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| GhError::Transport(format!("cannot set up HTTPS: {e}")))?;
+        let client = crate::llm::http::https_client(retry.timeout).map_err(GhError::Transport)?;
         Ok(GitHub {
             client,
             api_url: api_url.trim_end_matches('/').to_string(),
@@ -309,11 +303,7 @@ fn api_message(body: &str) -> String {
 }
 
 fn excerpt(text: &str) -> String {
-    let t = text.trim();
-    match t.char_indices().nth(200) {
-        Some((cut, _)) => format!("{}…", &t[..cut]),
-        None => t.to_string(),
-    }
+    crate::text::clip(text.trim(), 200)
 }
 
 #[cfg(test)]

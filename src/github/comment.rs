@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::engine::IterationRecord;
+use crate::text::clip;
 
 /// Marks qa-loop's report comment.
 pub const MARKER: &str = "<!-- qa-loop:report -->";
@@ -50,7 +51,7 @@ pub fn encode(state: &CrossRunState) -> String {
     for r in &mut s.history {
         // The next run needs issues and scores, not the measurements.
         r.verification = Default::default();
-        r.summary = cut(&r.summary, 500);
+        r.summary = clip(&r.summary, 500);
         r.manual_test_plan = None;
     }
     let mut i = 0;
@@ -69,7 +70,7 @@ pub fn encode(state: &CrossRunState) -> String {
             r.criteria.clear();
             for issue in &mut r.issues {
                 issue.description = String::new();
-                issue.fix = cut(&issue.fix, 200);
+                issue.fix = clip(&issue.fix, 200);
             }
             i += 1;
         } else {
@@ -127,13 +128,6 @@ pub fn trusted_author(user: &Value, login: Option<&str>) -> bool {
     match login {
         Some(l) => user["login"].as_str() == Some(l),
         None => user["type"].as_str() == Some("Bot"),
-    }
-}
-
-fn cut(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
     }
 }
 

@@ -3,6 +3,7 @@
 //! never fails the run: a GitHub failure is logged and listed, and the report files stay the
 //! source of truth. No create is repeated blindly: an uncertain create is looked up first.
 
+use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::checks::{self, ErrorConclusion};
@@ -42,16 +43,6 @@ pub struct Escalation {
     pub assignees: Vec<String>,
 }
 
-impl Default for Escalation {
-    fn default() -> Self {
-        Escalation {
-            label: "qa-escalation".into(),
-            needs_human: "qa-loop:needs-human".into(),
-            assignees: Vec::new(),
-        }
-    }
-}
-
 /// Marks the one open escalation issue of a PR.
 pub fn escalation_marker(pr: u64) -> String {
     format!("<!-- qa-loop:escalation pr={pr} -->")
@@ -75,31 +66,25 @@ pub struct Publisher {
 }
 
 impl Publisher {
-    pub fn new(gh: GitHub, target: Target, check_name: &str, on_error: ErrorConclusion) -> Self {
+    /// Check name, error conclusion, labels, assignees and the comment switch from `settings`.
+    pub fn new(gh: GitHub, target: Target, settings: &crate::config::Settings) -> Self {
         Publisher {
             gh,
-            escalation: Escalation::default(),
-            comment: true,
+            escalation: Escalation {
+                label: settings.escalation_label.clone(),
+                needs_human: settings.needs_human_label.clone(),
+                assignees: settings.escalation_assignees.clone(),
+            },
+            comment: settings.comment == crate::config::settings::CommentMode::Sticky,
             target,
-            check_name: check_name.to_string(),
-            on_error,
+            check_name: settings.check_name.clone(),
+            on_error: settings.error_conclusion,
             check_id: None,
             checks_denied: false,
             comment_id: None,
             duplicates: Vec::new(),
             problems: Vec::new(),
         }
-    }
-
-    /// Labels, assignees and the comment switch from the settings.
-    pub fn configured(mut self, settings: &crate::config::Settings) -> Self {
-        self.escalation = Escalation {
-            label: settings.escalation_label.clone(),
-            needs_human: settings.needs_human_label.clone(),
-            assignees: settings.escalation_assignees.clone(),
-        };
-        self.comment = settings.comment == crate::config::settings::CommentMode::Sticky;
-        self
     }
 
     pub fn target(&self) -> &Target {
@@ -426,11 +411,7 @@ impl Publisher {
         // Adding a label twice is harmless: re-sent after an uncertain answer.
         let labels = json!({"labels": [e.needs_human]});
         let path = format!("repos/{repo}/issues/{}/labels", self.target.pr);
-        let r = match self.gh.post(&path, &labels).await {
-            Err(GhError::Uncertain { .. }) => self.gh.post(&path, &labels).await,
-            other => other,
-        };
-        if let Err(err) = r {
+        if let Err(err) = self.idempotent(Method::POST, &path, &labels).await {
             self.note("label the pull request", &err);
         }
         number
@@ -524,12 +505,18 @@ impl Publisher {
         }
     }
 
-    /// PATCH, once more after an uncertain answer (an update is idempotent).
-    async fn patch_twice(&self, path: &str, body: &Value) -> Result<Value, GhError> {
-        match self.gh.patch(path, body).await {
-            Err(GhError::Uncertain { .. }) => self.gh.patch(path, body).await,
+    /// A write whose repetition is harmless (an update, adding a label): sent once more after an
+    /// uncertain answer.
+    async fn idempotent(&self, method: Method, path: &str, body: &Value) -> Result<Value, GhError> {
+        match self.gh.send(method.clone(), path, Some(body)).await {
+            Err(GhError::Uncertain { .. }) => self.gh.send(method, path, Some(body)).await,
             other => other,
         }
+        .map(|a| a.body)
+    }
+
+    async fn patch_twice(&self, path: &str, body: &Value) -> Result<Value, GhError> {
+        self.idempotent(Method::PATCH, path, body).await
     }
 }
 

@@ -75,12 +75,7 @@ impl Pusher {
         issues: &[Issue],
     ) -> Result<Option<String>, String> {
         let root = &self.root;
-        git(root, &["add", "-A", "--", "."]).await?;
-        if !self.own.is_empty() {
-            let mut args = vec!["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"];
-            args.extend(self.own.iter().map(|p| p.trim_end_matches('/')));
-            git(root, &args).await?;
-        }
+        crate::vcs::stage_all(root, &self.own, &[]).await?;
         if git(root, &["diff", "--cached", "--quiet"]).await.is_ok() {
             return Ok(None);
         }

@@ -91,6 +91,18 @@ pub fn retryable(status: u16) -> bool {
     matches!(status, 408 | 409 | 425 | 429 | 500..=599)
 }
 
+/// qa-loop's HTTPS client (model APIs, GitHub): rustls with ring — reqwest is built without a
+/// default crypto provider, so ring is installed here (a second install is refused harmlessly).
+pub fn https_client(timeout: Duration) -> Result<reqwest::Client, String> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(15).min(timeout))
+        .timeout(timeout)
+        .user_agent(concat!("qa-loop/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| format!("cannot set up HTTPS: {e}"))
+}
+
 /// The JSON transport shared by the providers.
 #[derive(Debug, Clone)]
 pub struct Transport {
@@ -102,15 +114,7 @@ pub struct Transport {
 
 impl Transport {
     pub fn new(retry: RetryPolicy, secret: Option<Secret>) -> Result<Self, ProviderError> {
-        // reqwest is built without a default crypto provider: ring is installed here (a second
-        // install is refused harmlessly).
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(15).min(retry.timeout))
-            .timeout(retry.timeout)
-            .user_agent(concat!("qa-loop/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| ProviderError::Fatal(format!("cannot set up HTTPS: {e}")))?;
+        let client = https_client(retry.timeout).map_err(ProviderError::Fatal)?;
         Ok(Transport {
             client,
             retry,
@@ -248,11 +252,7 @@ fn transport_error(e: &reqwest::Error) -> String {
 }
 
 fn excerpt(text: &str) -> String {
-    let t = text.trim();
-    match t.char_indices().nth(300) {
-        Some((cut, _)) => format!("{}…", &t[..cut]),
-        None => t.to_string(),
-    }
+    crate::text::clip(text.trim(), 300)
 }
 
 /// A number in [0, 1) that differs between calls and processes (no RNG dependency needed).

@@ -108,10 +108,8 @@ fn finish_case(case: &mut TestCase, zero_based_lines: bool) {
             .lines()
             .map(str::trim)
             .find(|l| !l.is_empty())
-            .unwrap_or_default()
-            .chars()
-            .take(300)
-            .collect();
+            .map(|l| crate::text::prefix(l, 300).to_string())
+            .unwrap_or_default();
     }
     if !matches!(case.status, CaseStatus::Failed | CaseStatus::Errored) {
         return;
