@@ -43,6 +43,44 @@ struct Gh {
     /// Refuse every n-th write attempt with a secondary rate limit (403, `retry-after: 1`).
     rate_limit_every: Option<usize>,
     write_attempts: usize,
+    /// PR #2 comes from a fork of this owner, at this head commit (`GET /pulls…`).
+    fork: Option<(String, String)>,
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            out.push(u8::from_str_radix(&s[i + 1..i + 3], 16).unwrap());
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap()
+}
+
+/// PR #2 of the `pull_request.opened` payload, in GitHub's example shape (from a fork when the
+/// fake says so).
+fn pr_object(g: &Gh, n: u64) -> Value {
+    let event = payload("pull_request.opened");
+    let mut pr = template("pull-request");
+    pr["number"] = json!(n);
+    for side in ["head", "base"] {
+        pr[side]["ref"] = event["pull_request"][side]["ref"].clone();
+        pr[side]["sha"] = event["pull_request"][side]["sha"].clone();
+        pr[side]["repo"]["full_name"] = json!(REPO);
+        pr[side]["label"] = json!(format!("Codertocat:{}", pr[side]["ref"].as_str().unwrap()));
+    }
+    if let Some((owner, sha)) = &g.fork {
+        pr["head"]["repo"]["full_name"] = json!(format!("{owner}/Hello-World"));
+        pr["head"]["label"] = json!(format!("{owner}:{}", pr["head"]["ref"].as_str().unwrap()));
+        pr["head"]["sha"] = json!(sha);
+    }
+    pr
 }
 
 type Shared = Arc<Mutex<Gh>>;
@@ -225,17 +263,22 @@ async fn record(
             p["user"]["role_name"] = json!(role);
             Json(p).into_response()
         }
-        ("GET", ["", "pulls", n]) => {
-            // PR #2 of the `pull_request.opened` payload, in GitHub's example shape.
-            let event = payload("pull_request.opened");
-            let mut pr = template("pull-request");
-            pr["number"] = json!(n.parse::<u64>().unwrap());
-            for side in ["head", "base"] {
-                pr[side]["ref"] = event["pull_request"][side]["ref"].clone();
-                pr[side]["sha"] = event["pull_request"][side]["sha"].clone();
-                pr[side]["repo"]["full_name"] = json!(REPO);
-            }
-            Json(pr).into_response()
+        ("GET", ["", "pulls", n]) => Json(pr_object(&g, n.parse().unwrap())).into_response(),
+        ("GET", ["", "pulls"]) => {
+            // `?state=open&head=owner:branch`, as GitHub filters it.
+            let query: std::collections::HashMap<String, String> = uri
+                .query()
+                .unwrap_or("")
+                .split('&')
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| (k.to_string(), percent_decode(v)))
+                .collect();
+            let pr = pr_object(&g, 2);
+            let open = query.get("state").is_none_or(|s| s == "open");
+            let head = query
+                .get("head")
+                .is_none_or(|h| pr["head"]["label"] == h.as_str());
+            Json(Value::Array(if open && head { vec![pr] } else { vec![] })).into_response()
         }
         ("GET", ["", "commits", sha, "check-runs"]) => {
             let runs: Vec<Value> = g
@@ -1284,4 +1327,107 @@ fn without_checks_permission_issues_become_log_annotations() {
         "{out}"
     );
     assert!(gh.lock().unwrap().check_runs.is_empty());
+}
+
+/// The fork-safe split's privileged half: a `workflow_run` event for a fork's PR. The PR is found
+/// by its head, reviewed without running any of its code (no test command, no `run_command`),
+/// and published; a configuration inside the checked-out change is refused; a PR pushed to since
+/// is skipped.
+#[test]
+fn the_fork_safe_publisher_reviews_without_running_the_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = json!([
+        {"role": "reviewer", "tool_calls": [{"id": "r", "name": "run_command",
+            "arguments": {"command": "touch pwned"}}]},
+        verdict("approved", 92),
+    ]);
+    project(dir.path(), calls);
+    std::fs::write(
+        dir.path().join("calc.py"),
+        "def add(a, b):\n    return a + b\n",
+    )
+    .unwrap();
+    git(dir.path(), &["commit", "-q", "-am", "fix add"]);
+    let head = git_out(dir.path(), &["rev-parse", "HEAD"]);
+    let head = head.trim();
+    // The trusted configuration, from outside the change (the example copies the base branch's).
+    let trusted = tempfile::tempdir().unwrap();
+    let config = trusted.path().join("qa-loop.yml");
+    std::fs::write(
+        &config,
+        "unit_tests:\n  commands: [\"touch ran-tests\"]\nmodel_retry_backoff: 20ms\n",
+    )
+    .unwrap();
+    let gh: Shared = Arc::default();
+    gh.lock().unwrap().fork = Some(("forker".into(), head.to_string()));
+    let api = start(gh.clone());
+    let event = |sha: &str| {
+        let mut p = payload("workflow_run.completed");
+        p["workflow_run"]["event"] = json!("pull_request");
+        p["workflow_run"]["head_sha"] = json!(sha);
+        p["workflow_run"]["head_branch"] = json!("changes");
+        p["workflow_run"]["head_repository"]["owner"]["login"] = json!("forker");
+        p
+    };
+
+    // The change's own configuration (qa-loop.yml in the checked-out head) is refused.
+    let o = actions_run(dir.path(), &api, "workflow_run", &event(head), &[], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("part of the untrusted change"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        gh.lock().unwrap().requests.is_empty(),
+        "nothing sent to GitHub"
+    );
+    assert!(!dir.path().join(".qa-loop").exists(), "nothing written");
+
+    let o = actions_run(
+        dir.path(),
+        &api,
+        "workflow_run",
+        &event(head),
+        &["--config", config.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_published(&o);
+    assert!(
+        !dir.path().join("ran-tests").exists(),
+        "no test command ran"
+    );
+    assert!(
+        !dir.path().join("pwned").exists(),
+        "run_command was not available"
+    );
+    {
+        let g = gh.lock().unwrap();
+        assert!(
+            g.requests
+                .iter()
+                .any(|r| r == &format!("GET /repos/{REPO}/pulls"))
+        );
+        assert_eq!(g.check_runs.len(), 1);
+        assert_eq!(g.check_runs[0]["head_sha"], head);
+        assert_eq!(g.check_runs[0]["conclusion"], "success");
+        assert_eq!(g.comments.len(), 1);
+    }
+    let report = std::fs::read_to_string(dir.path().join(".qa-loop/qa-result.json")).unwrap();
+    let result: Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(result["verdict"], "approved", "{result}");
+
+    // The PR moved on (its head is another commit): nothing to publish for this run.
+    let o = actions_run(
+        dir.path(),
+        &api,
+        "workflow_run",
+        &event(&"0".repeat(40)),
+        &["--config", config.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("::notice title=qa-loop skipped::"));
+    assert_eq!(gh.lock().unwrap().check_runs.len(), 1, "no new check run");
 }

@@ -20,7 +20,7 @@ impl Prompt {
         }
     }
 
-    fn builtin(self) -> &'static str {
+    pub fn builtin(self) -> &'static str {
         match self {
             Prompt::Reviewer => include_str!("../../prompts/reviewer.md"),
             Prompt::Fixer => include_str!("../../prompts/fixer.md"),

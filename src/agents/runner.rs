@@ -51,7 +51,7 @@ impl Agent<'_> {
                 model: self.model.clone(),
                 system: self.system.clone(),
                 messages: std::mem::take(messages),
-                tools: ToolBox::specs(self.tool_set),
+                tools: self.tools.specs(self.tool_set),
             };
             let window = self
                 .meter

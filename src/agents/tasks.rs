@@ -19,6 +19,8 @@ pub struct ReviewBrief<'a> {
     pub no_test_project: bool,
     /// Tests found in the project that no suite runs.
     pub discovered: &'a [crate::config::discover::Discovered],
+    /// The change is untrusted (fork-safe publisher, `pull_request_target`): none of it ran.
+    pub untrusted: bool,
 }
 
 /// A diff cut to a budget: whole files in order, the rest named.
@@ -94,7 +96,11 @@ pub fn review_task(b: &ReviewBrief<'_>) -> (String, Vec<String>) {
 /// The measured results: gates, their findings and excerpts.
 fn verification_section(b: &ReviewBrief<'_>, out: &mut String) {
     out.push_str("## Verification results (measured by qa-loop; gates beat words)\n\n");
-    if b.no_test_project {
+    if b.untrusted {
+        out.push_str("This change comes from an untrusted source (a fork's pull request reviewed by the privileged \
+workflow, or `pull_request_target`): qa-loop ran none of its code, and `run_command` is not available. Judge by reading \
+the code; do not approve what needs a run to be believed — say so in an issue instead.\n\n");
+    } else if b.no_test_project {
         out.push_str("This project has no automated tests: validate by reading the code and running it where you can. \
 Also put a `manual_test_plan` field in your verdict: a markdown checklist (`- [ ] step — expected result`) of the checks a \
 human should make by hand before merging, specific to this change and its acceptance criteria.\n\n");
@@ -105,7 +111,7 @@ human should make by hand before merging, specific to this change and its accept
         }
         out.push('\n');
     }
-    if b.verification.gates.is_empty() && !b.no_test_project {
+    if b.verification.gates.is_empty() && !b.no_test_project && !b.untrusted {
         out.push_str("No gates ran.\n\n");
     }
     for g in &b.verification.gates {

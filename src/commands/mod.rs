@@ -94,11 +94,25 @@ fn bad_input(e: &InputError) -> Exit {
 }
 
 fn run_error(e: &RunError) -> Exit {
+    if let RunError::Skipped(why) = e {
+        skipped(why);
+        return Exit::Approved;
+    }
     eprintln!("error: {e}");
     match e {
         RunError::Input(_) | RunError::Usage(_) => Exit::BadInput,
         RunError::Io(_) => Exit::Errors,
+        RunError::Skipped(_) => Exit::Approved,
     }
+}
+
+/// Nothing to do for this event: a notice in the workflow, exit 0.
+fn skipped(why: &str) {
+    println!(
+        "::notice title=qa-loop skipped::{}",
+        crate::github::actions::escape_data(why)
+    );
+    eprintln!("qa-loop: skipped: {why}");
 }
 
 fn cwd() -> PathBuf {
@@ -131,11 +145,7 @@ async fn dispatch(cli: Cli) -> Exit {
                 match gate(env, &inputs.settings) {
                     Ok(Gate::Run(e)) => event = e,
                     Ok(Gate::Skip(skip)) => {
-                        println!(
-                            "::notice title=qa-loop skipped::{}",
-                            crate::github::actions::escape_data(&skip)
-                        );
-                        eprintln!("qa-loop: skipped: {skip}");
+                        skipped(&skip);
                         return Exit::Approved;
                     }
                     Err(e) => {

@@ -33,6 +33,9 @@ pub enum RunError {
     Usage(String),
     #[error("{0}")]
     Io(String),
+    /// Nothing to do for this event (exit 0 with a notice).
+    #[error("{0}")]
+    Skipped(String),
 }
 
 /// What a finished run leaves behind.
@@ -201,6 +204,8 @@ impl Reviewer for AgentReviewer<'_> {
             diff: &diff,
             no_test_project: self.strategy.no_test_project,
             discovered: &self.strategy.discovered,
+            // Without `run_command` nothing of the change may run: an untrusted change.
+            untrusted: !self.shared.tools.commands,
         };
         let root = &self.shared.root;
         let tree = match crate::vcs::snapshot(root, &self.own_paths).await {
@@ -555,10 +560,68 @@ pub struct OnGitHub<'a> {
 
 pub async fn run(inputs: &Inputs, github: Option<OnGitHub<'_>>) -> Result<RunResult, RunError> {
     let settings = &inputs.settings;
-    let strategy = &inputs.strategy;
     let provider = provider(settings)?;
     let replayed = settings.provider == Some(ProviderKind::Replay);
     let root = settings.root.clone();
+    // Untrusted code (a fork's PR under the `workflow_run` publisher, `pull_request_target`):
+    // review only, none of it runs, built-in prompts, and no configuration from the change.
+    let untrusted = github
+        .as_ref()
+        .and_then(|on| untrusted_head(on.event, settings));
+    if let Some(head) = &untrusted {
+        refuse_config_from_change(settings, head).await?;
+    }
+    let untrusted = untrusted.is_some();
+    let is_workflow_run = github.as_ref().is_some_and(|on| {
+        matches!(
+            on.event.trigger,
+            crate::github::event::Trigger::WorkflowRun { .. }
+        )
+    });
+    let mut github = match github {
+        Some(on) if !settings.no_github => publisher(settings, on, untrusted).await,
+        _ => None,
+    };
+    if is_workflow_run && !settings.no_github && github.is_none() {
+        return Err(RunError::Skipped(
+            "no open pull request has the finished workflow's head commit (pushed again, \
+             closed, or the token cannot read it)"
+                .into(),
+        ));
+    }
+    // The diff base: the PR's base branch (`GITHUB_BASE_REF` is empty under `workflow_run`).
+    let diff_base = match (&github, std::env::var("GITHUB_BASE_REF")) {
+        (Some(p), Err(_)) if !p.target().base_ref.is_empty() => {
+            let base = format!("origin/{}", p.target().base_ref);
+            if crate::vcs::resolves(&root, &base).await {
+                base
+            } else {
+                crate::vcs::default_base()
+            }
+        }
+        _ => crate::vcs::default_base(),
+    };
+    let untrusted_strategy;
+    let strategy = if untrusted {
+        tracing::info!("untrusted change: review only, none of its code runs");
+        untrusted_strategy = Strategy {
+            suites: Vec::new(),
+            conversations: None,
+            no_test_project: false,
+            discovered: Vec::new(),
+            ..inputs.strategy.clone()
+        };
+        &untrusted_strategy
+    } else {
+        &inputs.strategy
+    };
+    let prompt = |p: Prompt| {
+        if untrusted {
+            p.builtin().to_string()
+        } else {
+            p.load(&root)
+        }
+    };
     let protected = crate::tools::protected_paths(&settings.out_dir, settings.plan.as_ref());
     let confinement =
         Confinement::new(&root, settings.allow_workflow_edits, &protected).map_err(|e| {
@@ -582,7 +645,14 @@ pub async fn run(inputs: &Inputs, github: Option<OnGitHub<'_>>) -> Result<RunRes
     let launcher = Launcher::new(&settings.env_policy(), cancel.clone());
     let shared = Shared {
         provider: provider.as_ref(),
-        tools: ToolBox::new(confinement, crate::vcs::default_base(), launcher.clone()),
+        tools: {
+            let tools = ToolBox::new(confinement, diff_base.clone(), launcher.clone());
+            if untrusted {
+                tools.without_commands()
+            } else {
+                tools
+            }
+        },
         meter: &meter,
         root: root.clone(),
     };
@@ -591,7 +661,7 @@ pub async fn run(inputs: &Inputs, github: Option<OnGitHub<'_>>) -> Result<RunRes
         shared: &shared,
         strategy,
         model: settings.reviewer_model.clone(),
-        system: Prompt::Reviewer.load(&root),
+        system: prompt(Prompt::Reviewer),
         omitted_files: &omitted,
         conversation: Vec::new(),
         last_tree: None,
@@ -600,7 +670,7 @@ pub async fn run(inputs: &Inputs, github: Option<OnGitHub<'_>>) -> Result<RunRes
     let mut fixer = AgentFixer {
         shared: &shared,
         model: settings.fixer_model.clone(),
-        system: Prompt::Fixer.load(&root),
+        system: prompt(Prompt::Fixer),
         out_dir: settings.out_dir.clone(),
         command: settings.fixer_command.clone(),
         launcher: launcher.clone(),
@@ -629,13 +699,9 @@ pub async fn run(inputs: &Inputs, github: Option<OnGitHub<'_>>) -> Result<RunRes
     let mut verifier = RepoVerifier {
         verifier: crate::verify::Verifier::new(strategy.clone(), root.clone(), launcher)
             .with_logs(settings.out_dir.join(files::LOGS_DIR))
-            .with_diff_base(crate::vcs::default_base(), own_paths(settings)),
+            .with_diff_base(diff_base.clone(), own_paths(settings)),
         groups: in_actions(),
         passes: 0,
-    };
-    let mut github = match github {
-        Some(on) if !settings.no_github => publisher(settings, on).await,
-        _ => None,
     };
     let state = match &mut github {
         Some(p) => p.start().await,
@@ -653,15 +719,7 @@ pub async fn run(inputs: &Inputs, github: Option<OnGitHub<'_>>) -> Result<RunRes
         .as_ref()
         .map(|p| p.target().head_sha.clone())
         .unwrap_or_default();
-    // `pull_request_target` runs untrusted code with a write token: review only unless allowed.
-    let forced_review = github
-        .as_ref()
-        .is_some_and(|p| p.target().pr_target && !settings.allow_pull_request_target_fixes);
-    if forced_review {
-        tracing::info!(
-            "pull_request_target: review only (set allow_pull_request_target_fixes to fix)"
-        );
-    }
+    let forced_review = untrusted;
     // `/qa approve` from a user with write access signs a `critical` change off.
     if let Some(p) = &mut github
         && p.target().command == Some(crate::github::event::QaCommand::Approve)
@@ -687,7 +745,7 @@ pub async fn run(inputs: &Inputs, github: Option<OnGitHub<'_>>) -> Result<RunRes
             Ok(pusher) if p.target().fork => {
                 // Committed locally, offered as suggestions (a fork is never pushed to).
                 reporter.pusher = Some(pusher);
-                reporter.pr_added = crate::vcs::added_lines(&root, &crate::vcs::default_base())
+                reporter.pr_added = crate::vcs::added_lines(&root, &diff_base)
                     .await
                     .unwrap_or_default();
             }
@@ -772,7 +830,7 @@ pub async fn run(inputs: &Inputs, github: Option<OnGitHub<'_>>) -> Result<RunRes
 
 /// The publisher for this run's pull request: inside GitHub Actions, with a token, on an event
 /// that names a PR (for a comment or a dispatch, the PR is read from the API).
-async fn publisher(settings: &Settings, on: OnGitHub<'_>) -> Option<Publisher> {
+async fn publisher(settings: &Settings, on: OnGitHub<'_>, untrusted: bool) -> Option<Publisher> {
     use crate::github::{client::GitHub, event};
     let (env, ev) = (on.env, on.event);
     let token = ["QA_LOOP_GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "GITHUB_TOKEN"]
@@ -785,18 +843,23 @@ async fn publisher(settings: &Settings, on: OnGitHub<'_>) -> Option<Publisher> {
         settings.model_retry,
     )
     .ok()?;
-    let (pr, command, pr_target) = match &ev.trigger {
-        event::Trigger::PullRequest { pr, target, .. } => (pr.clone(), None, *target),
+    let (pr, command) = match &ev.trigger {
+        event::Trigger::PullRequest { pr, .. } => (pr.clone(), None),
         event::Trigger::Comment {
             pr_number, command, ..
-        } => (
-            read_pr(&gh, &env.repository, *pr_number).await?,
-            *command,
-            false,
-        ),
+        } => (read_pr(&gh, &env.repository, *pr_number).await?, *command),
         event::Trigger::Dispatch { pr_number: Some(n) } => {
-            (read_pr(&gh, &env.repository, *n).await?, None, false)
+            (read_pr(&gh, &env.repository, *n).await?, None)
         }
+        event::Trigger::WorkflowRun {
+            head_sha,
+            head_branch,
+            head_owner,
+            ..
+        } => (
+            find_pr(&gh, &env.repository, head_owner, head_branch, head_sha).await?,
+            None,
+        ),
         _ => return None,
     };
     let target = Target {
@@ -807,7 +870,8 @@ async fn publisher(settings: &Settings, on: OnGitHub<'_>) -> Option<Publisher> {
         head_ref: pr.head_ref,
         command,
         actor: ev.sender.login.clone(),
-        pr_target,
+        base_ref: pr.base_ref,
+        untrusted,
     };
     Some(Publisher::new(gh, target, settings))
 }
@@ -825,6 +889,88 @@ async fn read_pr(
             None
         }
     }
+}
+
+/// The open PR whose head is `owner:branch` at `sha` (`workflow_run` payloads carry no PR for
+/// forks). The head commit must match: a PR pushed to since is left to its own, newer run.
+async fn find_pr(
+    gh: &crate::github::client::GitHub,
+    repo: &str,
+    owner: &str,
+    branch: &str,
+    sha: &str,
+) -> Option<crate::github::event::PullRequest> {
+    let path = format!(
+        "repos/{repo}/pulls?state=open&head={}",
+        url_escape(&format!("{owner}:{branch}"))
+    );
+    let prs = match gh.get_all(&path, 10).await {
+        Ok(prs) => prs,
+        Err(e) => {
+            tracing::warn!("cannot list the pull requests of {owner}:{branch}: {e}");
+            return None;
+        }
+    };
+    prs.into_iter()
+        .filter_map(|v| {
+            crate::github::event::pull_request(&serde_json::json!({ "pull_request": v })).ok()
+        })
+        .find(|pr| pr.head_sha == sha)
+}
+
+/// Percent-encodes a query value (RFC 3986 unreserved characters kept).
+fn url_escape(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The head commit of an untrusted change started by this event, if it is one: the
+/// `workflow_run` publisher, and `pull_request_target` unless fixes are allowed there.
+fn untrusted_head(event: &crate::github::event::Event, settings: &Settings) -> Option<String> {
+    use crate::github::event::Trigger;
+    match &event.trigger {
+        Trigger::WorkflowRun { head_sha, .. } => Some(head_sha.clone()),
+        Trigger::PullRequest {
+            pr, target: true, ..
+        } if !settings.allow_pull_request_target_fixes => Some(pr.head_sha.clone()),
+        _ => None,
+    }
+}
+
+/// With the untrusted change checked out, a configuration file inside it is the change's own:
+/// it could point the model key at another server or turn the checks off. Exit 2 instead.
+async fn refuse_config_from_change(settings: &Settings, head: &str) -> Result<(), RunError> {
+    let Some(config) = &settings.config_path else {
+        return Ok(());
+    };
+    let inside = match (config.canonicalize(), settings.root.canonicalize()) {
+        (Ok(c), Ok(r)) => c.starts_with(r),
+        _ => config.is_relative(),
+    };
+    let checked_out = crate::vcs::git(&settings.root, &["rev-parse", "HEAD"])
+        .await
+        .is_ok_and(|o| o.trim() == head);
+    if inside && checked_out {
+        return Err(RunError::Usage(format!(
+            "{}: this configuration is part of the untrusted change under review (head {}); \
+             load it from the base branch instead, e.g. \
+             `git show origin/main:{} > \"$RUNNER_TEMP/qa-loop.yml\"` and `--config \"$RUNNER_TEMP/qa-loop.yml\"` \
+             (docs/examples/fork-safe-review.yml)",
+            config.display(),
+            &head[..head.len().min(12)],
+            config
+                .strip_prefix(&settings.root)
+                .unwrap_or(config)
+                .display()
+        )));
+    }
+    Ok(())
 }
 
 /// qa-loop's own files, relative to the root (`.qa-loop/`, the plan): never pattern-checked.

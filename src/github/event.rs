@@ -68,6 +68,17 @@ pub enum Trigger {
     },
     /// `workflow_dispatch` with a `pr` input.
     Dispatch { pr_number: Option<u64> },
+    /// `workflow_run`: another workflow (the unprivileged half of the fork-safe split) finished.
+    /// The PR is found by its head; the code is untrusted.
+    WorkflowRun {
+        action: String,
+        /// The event that started the other workflow (`pull_request`, …).
+        event: String,
+        head_sha: String,
+        head_branch: String,
+        /// Owner of the head repository (a fork's owner for fork PRs).
+        head_owner: String,
+    },
     /// Any other event (push, schedule, …): nothing to review.
     Other { name: String },
 }
@@ -125,6 +136,15 @@ pub fn parse(name: &str, payload: &Value) -> Result<Event, String> {
                     format!("event payload: `inputs.pr` is {v}, not a pull request number")
                 })?),
             },
+        },
+        "workflow_run" => Trigger::WorkflowRun {
+            action: text(payload, "/action")?,
+            event: text(payload, "/workflow_run/event")?,
+            head_sha: text(payload, "/workflow_run/head_sha")?,
+            head_branch: text(payload, "/workflow_run/head_branch")?,
+            // A deleted fork has no head repository: its PR cannot be found.
+            head_owner: text(payload, "/workflow_run/head_repository/owner/login")
+                .unwrap_or_default(),
         },
         other => Trigger::Other { name: other.into() },
     };
@@ -215,6 +235,17 @@ pub fn decide(event: &Event, allowed_bots: &[String]) -> Decision {
             skip("workflow_dispatch without a `pr` input".into())
         }
         Trigger::Dispatch { .. } => Decision::Run,
+        Trigger::WorkflowRun { action, event, .. } => {
+            if action != "completed" {
+                skip(format!("workflow run `{action}`: wait for `completed`"))
+            } else if !matches!(event.as_str(), "pull_request" | "pull_request_target") {
+                skip(format!(
+                    "the finished workflow ran for `{event}`, not a pull request"
+                ))
+            } else {
+                Decision::Run
+            }
+        }
         Trigger::Other { name } => skip(format!("the `{name}` event has no pull request")),
     }
 }
@@ -367,5 +398,41 @@ mod tests {
         );
         let err = parse("push", &serde_json::json!({})).unwrap_err();
         assert!(err.contains("sender.login"), "{err}");
+    }
+
+    #[test]
+    fn workflow_run_payloads_run_only_when_a_pull_request_run_completed() {
+        // The examples package's `completed` run was started by `workflow_dispatch`.
+        let mut p = fixture("workflow_run.completed");
+        let e = parse("workflow_run", &p).unwrap();
+        assert_eq!(
+            e.trigger,
+            Trigger::WorkflowRun {
+                action: "completed".into(),
+                event: "workflow_dispatch".into(),
+                head_sha: "5779607b49aab1200488439f02372c57b4f75444".into(),
+                head_branch: "main".into(),
+                head_owner: "octo-org".into(),
+            }
+        );
+        assert!(
+            matches!(decide(&e, &[]), Decision::Skip(why) if why.contains("workflow_dispatch"))
+        );
+        p["workflow_run"]["event"] = "pull_request".into();
+        assert_eq!(
+            decide(&parse("workflow_run", &p).unwrap(), &[]),
+            Decision::Run
+        );
+        p["action"] = "requested".into();
+        assert!(matches!(
+            decide(&parse("workflow_run", &p).unwrap(), &[]),
+            Decision::Skip(_)
+        ));
+        p["workflow_run"]
+            .as_object_mut()
+            .unwrap()
+            .remove("head_sha");
+        let err = parse("workflow_run", &p).unwrap_err();
+        assert!(err.contains("workflow_run.head_sha"), "{err}");
     }
 }

@@ -29,8 +29,11 @@ pub struct Target {
     pub command: Option<super::event::QaCommand>,
     /// Who caused the event (the commenter of a `/qa` command).
     pub actor: String,
-    /// Started by `pull_request_target` (untrusted code with a write token).
-    pub pr_target: bool,
+    /// The PR's base branch (what the change is compared with).
+    pub base_ref: String,
+    /// Untrusted code (`pull_request_target`, the fork-safe `workflow_run` publisher): review
+    /// only, and nothing of the change runs.
+    pub untrusted: bool,
 }
 
 /// The escalation settings (SPEC §3.3 inputs).

@@ -72,6 +72,9 @@ pub struct ToolBox {
     pub diff_base: String,
     /// Runs `run_command` (secret-free environment, cancellation).
     pub launcher: process::Launcher,
+    /// Whether `run_command` is offered: not for untrusted code (the fork-safe publisher,
+    /// `pull_request_target`), where nothing of the change may run.
+    pub commands: bool,
 }
 
 #[derive(Deserialize)]
@@ -146,7 +149,14 @@ impl ToolBox {
             confinement,
             diff_base: diff_base.into(),
             launcher,
+            commands: true,
         }
+    }
+
+    /// The same tools without `run_command`.
+    pub fn without_commands(mut self) -> Self {
+        self.commands = false;
+        self
     }
 
     fn root(&self) -> &Path {
@@ -154,7 +164,15 @@ impl ToolBox {
     }
 
     /// The tool specs offered to an agent.
-    pub fn specs(set: ToolSet) -> Vec<ToolSpec> {
+    pub fn specs(&self, set: ToolSet) -> Vec<ToolSpec> {
+        let mut specs = Self::all_specs(set);
+        if !self.commands {
+            specs.retain(|s| s.name != "run_command");
+        }
+        specs
+    }
+
+    fn all_specs(set: ToolSet) -> Vec<ToolSpec> {
         let mut specs = vec![
             ToolSpec {
                 name: "read_file",
@@ -220,7 +238,7 @@ impl ToolBox {
 
     /// Runs one tool call for an agent with the given tool set.
     pub async fn execute(&self, set: ToolSet, call: &ToolCall) -> ToolOutput {
-        let allowed = Self::specs(set).iter().any(|s| s.name == call.name);
+        let allowed = self.specs(set).iter().any(|s| s.name == call.name);
         if !allowed {
             return ToolOutput::err(format!(
                 "unknown or unavailable tool `{}` for this agent",
@@ -623,6 +641,20 @@ mod tests {
                 )
                 .await;
             assert!(matches!(r.end, Some(TurnEnd::Verdict(_))));
+            // Untrusted code: `run_command` is neither offered nor run.
+            let ro = tb.clone().without_commands();
+            for set in [ToolSet::Reviewer, ToolSet::Fixer] {
+                assert!(!ro.specs(set).iter().any(|s| s.name == "run_command"));
+                assert!(tb.specs(set).iter().any(|s| s.name == "run_command"));
+            }
+            let r = ro
+                .execute(
+                    ToolSet::Reviewer,
+                    &call("run_command", json!({"command": "touch ran"})),
+                )
+                .await;
+            assert!(r.is_error && r.content.contains("unavailable"), "{r:?}");
+            assert!(!tb.root().join("ran").exists());
         });
     }
 
