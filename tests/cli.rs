@@ -948,3 +948,61 @@ fn the_demo_says_when_python3_is_missing() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("python3"), "{}", stderr(&o));
 }
+
+/// The malformed-input corpus (`tests/fixtures/malformed/`, listed in RELIABILITY.md): every
+/// config, plan and spec there gives exit 2 from `validate` and from `run`, naming the file with
+/// the expected `line:col`, and nothing is written.
+#[test]
+fn every_malformed_input_of_the_corpus_exits_2_with_its_position_and_writes_nothing() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/malformed");
+    let expected: serde_json::Map<String, Value> =
+        serde_json::from_str(&std::fs::read_to_string(corpus.join("expected.json")).unwrap())
+            .unwrap();
+    let files: Vec<String> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "expected.json")
+        .collect();
+    assert!(files.len() >= 30, "{} inputs", files.len());
+    assert_eq!(
+        files.len(),
+        expected.len(),
+        "every input has an expectation"
+    );
+    for name in files {
+        let want = expected[&name].as_str().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(corpus.join(&name), dir.path().join(&name)).unwrap();
+        let flag = match name.split('-').next().unwrap() {
+            "config" => "--config",
+            "plan" => "--plan",
+            "spec" => "--spec",
+            other => panic!("{other}"),
+        };
+        for command in [
+            vec!["validate", flag, &name],
+            vec![
+                "run",
+                "--provider",
+                "replay",
+                "--replay-session",
+                "session.json",
+                flag,
+                &name,
+            ],
+        ] {
+            let o = qa(dir.path(), &command);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{name} {command:?}: {err}");
+            assert!(
+                err.contains(&format!("{name}:{want}")),
+                "{name} {command:?}: want {name}:{want} in\n{err}"
+            );
+            assert_eq!(
+                std::fs::read_dir(dir.path()).unwrap().count(),
+                1,
+                "{name} {command:?}: a file was written"
+            );
+        }
+    }
+}

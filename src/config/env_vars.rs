@@ -27,7 +27,7 @@ pub fn is_secret(name: &str) -> bool {
             | GH_TOKEN
             | ACTIONS_RUNTIME_TOKEN
     ) || upper.starts_with(ACTIONS_ID_TOKEN_REQUEST_PREFIX)
-        || (upper.starts_with(INPUT_PREFIX)
+        || ((upper.starts_with(INPUT_PREFIX) || upper.starts_with("QA_LOOP_"))
             && ["TOKEN", "KEY", "SECRET", "PASSWORD"]
                 .iter()
                 .any(|w| upper.contains(w)))
@@ -38,8 +38,15 @@ pub fn scrubbed_env() -> Vec<(String, String)> {
     std::env::vars().filter(|(k, _)| !is_secret(k)).collect()
 }
 
-/// The LLM key variables: their values are removed from a child's environment under any name.
-const LLM_KEYS: [&str; 3] = [QA_LOOP_API_KEY, ANTHROPIC_API_KEY, OPENAI_API_KEY];
+/// The LLM key and push token variables: their values are removed from a child's environment
+/// under any name.
+const LLM_KEYS: [&str; 5] = [
+    QA_LOOP_API_KEY,
+    ANTHROPIC_API_KEY,
+    OPENAI_API_KEY,
+    "QA_LOOP_PUSH_TOKEN",
+    "INPUT_PUSH-TOKEN",
+];
 
 /// Which variables reach test commands and agent tools.
 ///
@@ -169,6 +176,9 @@ mod tests {
             ("AWS_REGION", "eu-west-1"),
             ("NPM_TOKEN", "npm_canary_value"),
             ("INPUT_PUSH-TOKEN", "ghp_canary_push"),
+            ("QA_LOOP_PUSH_TOKEN", "ghp_canary_push_2"),
+            ("QA_LOOP_GITHUB_TOKEN", "ghs_canary_token_3"),
+            ("PUSH_ALIAS", "ghp_canary_push_2"),
             ("SHORT", "abc"),
         ];
         let mut policy = EnvPolicy::new(

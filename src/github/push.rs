@@ -47,6 +47,10 @@ pub struct Pusher {
     base: String,
     /// `(iteration, commit)` of each fix commit.
     commits: Vec<(u32, String)>,
+    /// The repository's git configuration and hooks at the start: if a test command, the
+    /// fixer's `run_command` or an external fixer changes them (a remote URL, an `insteadOf`, a
+    /// hook that would see the push token), nothing is pushed.
+    guard: String,
 }
 
 /// The commit identity, unless the repository configures one.
@@ -61,6 +65,7 @@ impl Pusher {
             own,
             base,
             commits: Vec::new(),
+            guard: git_setup(root).await,
         })
     }
 
@@ -161,6 +166,24 @@ impl Pusher {
             return PushOutcome::Nothing;
         }
         let count = self.commits.iter().filter(|(i, _)| *i < best).count();
+        if git_setup(&self.root).await != self.guard {
+            let patch = git(
+                &self.root,
+                &[
+                    "format-patch",
+                    "--stdout",
+                    &format!("{}..{upto}", self.base),
+                ],
+            )
+            .await
+            .unwrap_or_default();
+            return PushOutcome::NotPushed {
+                why: "the repository's git configuration or hooks changed during the run \
+                      (by a test or fixer command); nothing is pushed from a tampered checkout"
+                    .into(),
+                patch,
+            };
+        }
         match self.push_commit(target, &upto).await {
             Ok(()) => {
                 return PushOutcome::Pushed {
@@ -222,9 +245,12 @@ impl Pusher {
 
     async fn push_commit(&self, target: &PushTarget, sha: &str) -> Result<(), String> {
         let refspec = format!("{sha}:refs/heads/{}", target.branch);
-        self.git_auth(target, &["push", "-q", &target.remote, &refspec])
-            .await
-            .map(|_| ())
+        self.git_auth(
+            target,
+            &["push", "-q", "--no-verify", &target.remote, &refspec],
+        )
+        .await
+        .map(|_| ())
     }
 
     /// git with the push token as the only `Authorization` header for the host (an empty value
@@ -238,7 +264,9 @@ impl Pusher {
             "{key}=AUTHORIZATION: basic {}",
             base64(&format!("x-access-token:{}", token.expose()))
         );
-        let mut full = vec!["-c".to_string(), format!("{key}=")];
+        // No hook runs while the token is in git's environment (`-c` values are passed on).
+        let mut full = vec!["-c".to_string(), "core.hooksPath=/dev/null".to_string()];
+        full.extend(["-c".to_string(), format!("{key}=")]);
         full.extend(["-c".to_string(), header]);
         full.extend(args.iter().map(|s| s.to_string()));
         let full: Vec<&str> = full.iter().map(String::as_str).collect();
@@ -246,6 +274,32 @@ impl Pusher {
             .await
             .map_err(|e| e.replace(token.expose(), "***"))
     }
+}
+
+/// The repository's git configuration file and hooks, as one comparable text.
+async fn git_setup(root: &Path) -> String {
+    let mut out = String::new();
+    for what in ["config", "hooks"] {
+        let Ok(path) = git(root, &["rev-parse", "--git-path", what]).await else {
+            continue;
+        };
+        let path = root.join(path.trim());
+        if let Ok(text) = std::fs::read(&path) {
+            out.push_str(&format!("{what}\n{}\n", String::from_utf8_lossy(&text)));
+        } else if let Ok(entries) = std::fs::read_dir(&path) {
+            let mut hooks: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+            hooks.sort();
+            for h in hooks {
+                let body = std::fs::read(&h).unwrap_or_default();
+                out.push_str(&format!(
+                    "hook {}\n{}\n",
+                    h.display(),
+                    String::from_utf8_lossy(&body)
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// Review comments with suggestion blocks for the small hunks of a zero-context diff whose

@@ -658,6 +658,107 @@ mod tests {
         });
     }
 
+    /// Escape attempts through the agents' tools (RELIABILITY.md counts them): every one is
+    /// refused as a tool error, and nothing outside the repository, in `.git/` or in the
+    /// workflows changes.
+    #[test]
+    fn path_escapes_through_the_tools_are_refused() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "CANARY_OUTSIDE").unwrap();
+        let repo = tempfile::tempdir().unwrap();
+        let root = repo.path();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::write(root.join(".git/config"), "[remote \"origin\"]\n").unwrap();
+        std::fs::create_dir_all(root.join(".github/workflows")).unwrap();
+        std::fs::write(root.join(".github/workflows/ci.yml"), "on: push\n").unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/a.py"), "x = 1\n").unwrap();
+        let link = |target: &Path, name: &str| std::os::unix::fs::symlink(target, root.join(name));
+        link(outside.path(), "out").unwrap();
+        link(&outside.path().join("secret.txt"), "src/secret.txt").unwrap();
+        link(&root.join(".git"), "g").unwrap();
+        link(&root.join(".github/workflows"), "wf").unwrap();
+        link(Path::new("/etc"), "etc").unwrap();
+        let tb = ToolBox::new(
+            Confinement::new(root, false, &[root.join(".qa-loop")]).unwrap(),
+            "HEAD",
+            process::Launcher::new(&Default::default(), Default::default()),
+        );
+        let read = |p: &str| ("read_file", json!({ "path": p }));
+        let write = |p: &str| ("write_file", json!({ "path": p, "content": "pwned" }));
+        let attempts = [
+            read("../secret.txt"),
+            read("src/../../secret.txt"),
+            read("/etc/passwd"),
+            read("~/.ssh/id_rsa"),
+            read(&outside.path().join("secret.txt").display().to_string()),
+            read("out/secret.txt"),
+            read("src/secret.txt"),
+            read("etc/passwd"),
+            read(".git/config"),
+            read("./.git/config"),
+            read("src/../.git/config"),
+            read("g/config"),
+            ("list_files", json!({"path": ".."})),
+            ("list_files", json!({"path": "out"})),
+            ("list_files", json!({"path": ".git"})),
+            ("search", json!({"pattern": "CANARY", "path": "out"})),
+            ("search", json!({"pattern": "remote", "path": ".git"})),
+            ("search", json!({"pattern": "root", "path": "/etc"})),
+            write("../escaped.txt"),
+            write("out/new.txt"),
+            write("src/secret.txt"),
+            write(".git/config"),
+            write(".git/hooks/pre-push"),
+            write("g/hooks/pre-commit"),
+            write(".github/workflows/ci.yml"),
+            write(".github/./workflows/new.yml"),
+            write("wf/ci.yml"),
+            write(".qa-loop/qa_report.md"),
+            write("/tmp/qa-loop-escape.txt"),
+            (
+                "edit_file",
+                json!({"path": "src/secret.txt", "old": "CANARY_OUTSIDE", "new": "x"}),
+            ),
+            (
+                "edit_file",
+                json!({"path": ".github/workflows/ci.yml", "old": "push", "new": "pull_request_target"}),
+            ),
+            (
+                "edit_file",
+                json!({"path": "g/config", "old": "origin", "new": "evil"}),
+            ),
+        ];
+        assert!(attempts.len() >= 30);
+        rt().block_on(async {
+            for (tool, args) in &attempts {
+                let r = tb.execute(ToolSet::Fixer, &call(tool, args.clone())).await;
+                assert!(r.is_error, "{tool} {args} was not refused: {r:?}");
+                assert!(
+                    !r.content.contains("CANARY_OUTSIDE") && !r.content.contains("root:x:0"),
+                    "{tool} {args} leaked: {r:?}"
+                );
+            }
+        });
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("secret.txt")).unwrap(),
+            "CANARY_OUTSIDE"
+        );
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1);
+        assert!(!root.parent().unwrap().join("escaped.txt").exists());
+        assert!(!Path::new("/tmp/qa-loop-escape.txt").exists());
+        assert_eq!(
+            std::fs::read_to_string(root.join(".git/config")).unwrap(),
+            "[remote \"origin\"]\n"
+        );
+        assert!(!root.join(".git/hooks/pre-push").exists());
+        assert_eq!(
+            std::fs::read_to_string(root.join(".github/workflows/ci.yml")).unwrap(),
+            "on: push\n"
+        );
+        assert!(!root.join(".github/workflows/new.yml").exists());
+    }
+
     #[test]
     fn truncation_keeps_head_and_tail() {
         let long = "a".repeat(RESULT_BUDGET) + &"b".repeat(RESULT_BUDGET);
