@@ -1514,3 +1514,189 @@ fn injected_instructions_cannot_push_elsewhere_read_outside_or_reveal_secrets() 
     let config = std::fs::read_to_string(dir.path().join(".git/config")).unwrap();
     assert!(!config.contains("/tmp/x"), "{config}");
 }
+
+/// The value of output `name` in a `$GITHUB_OUTPUT` file (`name<<delimiter`, value, delimiter).
+fn output(file: &str, name: &str) -> Option<String> {
+    let mut lines = file.lines();
+    while let Some(l) = lines.next() {
+        if let Some(delim) = l.strip_prefix(&format!("{name}<<")) {
+            let mut value = Vec::new();
+            for v in lines.by_ref() {
+                if v == delim {
+                    return Some(value.join("\n"));
+                }
+                value.push(v);
+            }
+        }
+    }
+    None
+}
+
+/// The scenario matrix (RELIABILITY.md) not covered by its own test above, each in the full
+/// Actions environment with the exact exit code, check conclusion, comment, escalation issues,
+/// PR labels, pushed commits and step outputs.
+#[test]
+fn scenario_matrix_exit_codes_checks_comments_issues_labels_pushes_and_outputs() {
+    struct Case {
+        name: &'static str,
+        calls: Vec<Value>,
+        args: &'static [&'static str],
+        /// `None`: the project as `project()` makes it (a failing test); `Some(config)`: `add`
+        /// fixed and this config.
+        config: Option<&'static str>,
+        exit: i32,
+        conclusion: &'static str,
+        verdict: &'static str,
+        escalation_issues: usize,
+        pr_labels: &'static [&'static str],
+    }
+    let idle_fixer = json!({"role": "fixer", "tool_calls": [{"id": "f", "name": "finish",
+        "arguments": {"summary": "nothing to change"}}]});
+    let unparseable = json!({"role": "reviewer", "text": "looks fine to me"});
+    let mut low = vec![verdict("rejected", 20), idle_fixer.clone()];
+    let mut second = verdict("rejected", 25);
+    second["tool_calls"][0]["arguments"]["issues"][0]["title"] = json!("docstring missing");
+    second["tool_calls"][0]["arguments"]["issues"][0]["type"] = json!("code_quality");
+    second["tool_calls"][0]["arguments"]["issues"][0]["line"] = json!(1);
+    low.push(second);
+    let mut manual = verdict("approved", 90);
+    manual["tool_calls"][0]["arguments"]["manual_test_plan"] =
+        json!("- [ ] add(2, 2) gives 4 — expected 4");
+    let cases = vec![
+        Case {
+            name: "a red required gate while the reviewer says approved is not approved",
+            calls: vec![
+                verdict("approved", 95),
+                idle_fixer.clone(),
+                verdict("approved", 95),
+            ],
+            args: &["--max-iterations", "2"],
+            config: None,
+            exit: 1,
+            conclusion: "failure",
+            verdict: "rejected",
+            escalation_issues: 0,
+            pr_labels: &[],
+        },
+        Case {
+            name: "best-of-N below min-score escalates",
+            calls: low,
+            args: &["--max-iterations", "2", "--min-score", "40"],
+            config: None,
+            exit: 3,
+            conclusion: "action_required",
+            verdict: "escalated",
+            escalation_issues: 1,
+            pr_labels: &["qa-loop:needs-human"],
+        },
+        Case {
+            name: "consecutive model errors stop with exit 4",
+            calls: vec![unparseable; 6],
+            args: &[],
+            config: None,
+            exit: 4,
+            conclusion: "failure",
+            verdict: "error",
+            escalation_issues: 0,
+            pr_labels: &[],
+        },
+        Case {
+            name: "a spent budget stops with exit 4",
+            calls: vec![verdict("rejected", 60), idle_fixer.clone()],
+            args: &["--max-tokens", "1"],
+            config: None,
+            exit: 4,
+            conclusion: "failure",
+            verdict: "error",
+            escalation_issues: 0,
+            pr_labels: &[],
+        },
+        Case {
+            name: "a no-test project is approved on the reviewer's reading, with a manual plan",
+            calls: vec![manual],
+            args: &[],
+            config: Some("risk_level: low\nmodel_retry_backoff: 20ms\n"),
+            exit: 0,
+            conclusion: "success",
+            verdict: "approved",
+            escalation_issues: 0,
+            pr_labels: &[],
+        },
+    ];
+    for c in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let mut calls = c.calls;
+        for call in &mut calls {
+            call["usage"] = json!({"input_tokens": 100, "output_tokens": 10});
+        }
+        project(dir.path(), json!(calls));
+        if let Some(config) = c.config {
+            std::fs::write(dir.path().join("qa-loop.yml"), config).unwrap();
+            std::fs::remove_file(dir.path().join("test_calc.py")).unwrap();
+            git(dir.path(), &["commit", "-q", "-am", "no tests"]);
+        }
+        let remote = dir.path().join(".git/remote.git");
+        let before = git_out(&remote, &["rev-parse", "changes"]);
+        let files = tempfile::tempdir().unwrap();
+        let out = files.path().join("output");
+        let gh: Shared = Arc::default();
+        let api = start(gh.clone());
+        let o = actions_run(
+            dir.path(),
+            &api,
+            "pull_request",
+            &payload("pull_request.opened"),
+            c.args,
+            &[("GITHUB_OUTPUT", out.to_str().unwrap())],
+        );
+        if o.status.code() != Some(c.exit) {
+            let report = std::fs::read_to_string(dir.path().join(".qa-loop/qa_report.md"))
+                .unwrap_or_default();
+            panic!(
+                "{}: exit {:?}\n{}\n{report}",
+                c.name,
+                o.status.code(),
+                stderr(&o)
+            );
+        }
+        assert_published(&o);
+        let g = gh.lock().unwrap();
+        assert_eq!(g.check_runs.len(), 1, "{}", c.name);
+        assert_eq!(g.check_runs[0]["status"], "completed", "{}", c.name);
+        assert_eq!(g.check_runs[0]["conclusion"], c.conclusion, "{}", c.name);
+        assert_eq!(g.comments.len(), 1, "{}", c.name);
+        let open = g.issues.iter().filter(|i| i["state"] == "open").count();
+        assert_eq!(open, c.escalation_issues, "{}", c.name);
+        assert_eq!(g.pr_labels, c.pr_labels, "{}", c.name);
+        // Nothing to push in any of these: the remote branch is where it was.
+        assert_eq!(
+            git_out(&remote, &["rev-parse", "changes"]),
+            before,
+            "{}",
+            c.name
+        );
+        let outputs = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(
+            output(&outputs, "verdict").as_deref(),
+            Some(c.verdict),
+            "{}",
+            c.name
+        );
+        assert_eq!(
+            output(&outputs, "commits-pushed").as_deref(),
+            Some("0"),
+            "{}",
+            c.name
+        );
+        let result: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(".qa-loop/qa-result.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(result["verdict"], c.verdict, "{}", c.name);
+        assert!(
+            dir.path().join(".qa-loop/qa-loop-junit.xml").exists(),
+            "{}",
+            c.name
+        );
+    }
+}
