@@ -1700,3 +1700,98 @@ fn scenario_matrix_exit_codes_checks_comments_issues_labels_pushes_and_outputs()
         );
     }
 }
+
+/// SIGTERM while the fixer is working (an external fixer that has already edited a file): the run
+/// stops with exit 4, the check run is completed (not left `in_progress`), the comment and the
+/// reports are written, the plan file stays valid JSON with its keys, and nothing half-done is
+/// pushed.
+#[test]
+fn sigterm_in_the_middle_of_a_fix_completes_the_check_and_pushes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), json!([verdict("rejected", 30)]));
+    std::fs::write(
+        dir.path().join("plan.json"),
+        "{\n    \"feature\": \"add\",\n    \"phases\": []\n}\n",
+    )
+    .unwrap();
+    git(dir.path(), &["add", "plan.json"]);
+    git(dir.path(), &["commit", "-q", "-m", "plan"]);
+    git(dir.path(), &["push", "-q", "origin", "changes"]);
+    let remote = dir.path().join(".git/remote.git");
+    let before = git_out(&remote, &["rev-parse", "changes"]);
+    let gh: Shared = Arc::default();
+    let api = start(gh.clone());
+    let event = dir.path().join("event.json");
+    std::fs::write(&event, payload("pull_request.opened").to_string()).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("qa-loop"))
+        .current_dir(dir.path())
+        .env_remove("GITHUB_BASE_REF")
+        .env_remove("QA_LOOP_GITHUB_TOKEN")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_EVENT_NAME", "pull_request")
+        .env("GITHUB_EVENT_PATH", &event)
+        .env("GITHUB_REPOSITORY", REPO)
+        .env("GITHUB_API_URL", &*api)
+        .env("GITHUB_TOKEN", TOKEN)
+        .args([
+            "run",
+            "--provider",
+            "replay",
+            "--replay-session",
+            "session.json",
+            "--plan",
+            "plan.json",
+            "--fixer-command",
+            "sed -i 's/a - b/a + b/' calc.py && touch fixer.started && sleep 60",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = dir.path().join("fixer.started");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !started.exists() {
+        assert!(std::time::Instant::now() < until, "the fixer never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "qa-loop did not stop on SIGTERM"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(4), "{err}");
+    let g = gh.lock().unwrap();
+    assert_eq!(g.check_runs.len(), 1);
+    assert_eq!(g.check_runs[0]["status"], "completed", "{err}");
+    assert_eq!(g.check_runs[0]["conclusion"], "failure");
+    assert_eq!(g.comments.len(), 1);
+    assert!(
+        g.comments[0]["body"].as_str().unwrap().contains("SIGTERM"),
+        "{}",
+        g.comments[0]["body"]
+    );
+    assert_eq!(
+        git_out(&remote, &["rev-parse", "changes"]),
+        before,
+        "nothing pushed"
+    );
+    let plan: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("plan.json")).unwrap())
+            .expect("the plan is valid JSON");
+    assert_eq!(plan["feature"], "add", "{plan}");
+    let result: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join(".qa-loop/qa-result.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(result["verdict"], "error");
+}
