@@ -44,6 +44,10 @@ enum Reply {
         message: String,
         retry_after: Option<u64>,
     },
+    /// No answer for this long (then a 500), as a stuck upstream.
+    Hang(Duration),
+    /// A 200 whose JSON body is cut in the middle (a dropped connection behind a proxy).
+    Truncated,
 }
 
 fn tool(name: &str, args: Value) -> Reply {
@@ -165,15 +169,37 @@ async fn handle(
     headers: HeaderMap,
     Json(body): Json<Value>,
 ) -> Response {
-    let mut s = state.lock().unwrap();
-    s.requests.push((headers.clone(), body.clone()));
-    if let Err(problem) = check_request(wire, &headers, &body) {
-        s.problems.push(problem.clone());
-        return error_response(wire, 400, &problem, None);
-    }
-    s.calls += 1;
-    let n = s.calls;
-    match s.replies.pop_front() {
+    let next = {
+        let mut s = state.lock().unwrap();
+        s.requests.push((headers.clone(), body.clone()));
+        match check_request(wire, &headers, &body) {
+            Err(problem) => {
+                s.problems.push(problem.clone());
+                Err(problem)
+            }
+            Ok(()) => {
+                s.calls += 1;
+                Ok((s.calls, s.replies.pop_front()))
+            }
+        }
+    };
+    let (n, reply) = match next {
+        Err(problem) => return error_response(wire, 400, &problem, None),
+        Ok(next) => next,
+    };
+    match reply {
+        Some(Reply::Hang(d)) => {
+            tokio::time::sleep(d).await;
+            error_response(wire, 500, "answered too late", None)
+        }
+        Some(Reply::Truncated) => {
+            let full = answer(wire, n, "", &[], 1000, 100).to_string();
+            (
+                [("content-type", "application/json")],
+                full[..full.len() / 2].to_string(),
+            )
+                .into_response()
+        }
         None => error_response(wire, 500, "the test script has no answer left", None),
         Some(Reply::Error {
             status,
@@ -811,4 +837,53 @@ fn azure_openai_gets_its_url_shape_and_api_key_header() {
     assert_eq!(headers.get("api-key").unwrap(), KEY);
     assert!(headers.get("authorization").is_none());
     assert!(!format!("{headers:?}").contains("sk-openai-must-not-travel"));
+}
+
+/// A stuck upstream and a body cut mid-JSON: neither hangs the run nor passes for an answer. The
+/// request timeout (`model_timeout: 1s`) ends the wait and the request is retried; the cut body is
+/// an error the loop counts, and the next answer is used.
+#[test]
+fn a_model_timeout_and_a_truncated_body_are_survived_without_hanging() {
+    for wire in WIRES {
+        let dir = tempfile::tempdir().unwrap();
+        project(dir.path(), "model_timeout: 1s\nmodel_retries: 2\n");
+        std::fs::write(
+            dir.path().join("calc.py"),
+            "def add(a, b):\n    return a + b\n",
+        )
+        .unwrap();
+        let fake = Fake::start(
+            wire,
+            vec![
+                Reply::Hang(Duration::from_secs(30)),
+                Reply::Truncated,
+                verdict("approved", 90),
+                verdict("approved", 90),
+            ],
+        );
+        let started = Instant::now();
+        let o = fake.run(dir.path(), &[]);
+        assert_eq!(o.status.code(), Some(0), "{wire:?}: {}", stderr(&o));
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "{wire:?}: {:?}",
+            started.elapsed()
+        );
+        let r = result(dir.path());
+        assert_eq!(r["verdict"], "approved", "{wire:?}");
+        let err = stderr(&o);
+        // The hang: timed out and retried; the cut body: one loop error; then the answer.
+        assert_eq!(fake.requests().len(), 3, "{wire:?}");
+        let errors = r["errors"].as_array().unwrap();
+        assert_eq!(errors.len(), 1, "{wire:?}: {errors:?}");
+        assert!(
+            errors[0].as_str().unwrap().contains("not JSON"),
+            "{errors:?}"
+        );
+        assert!(
+            err.contains("timed out") || err.contains("timeout"),
+            "{wire:?}: {err}"
+        );
+        assert_key_nowhere(dir.path(), &o);
+    }
 }
