@@ -45,6 +45,8 @@ struct Gh {
     write_attempts: usize,
     /// PR #2 comes from a fork of this owner, at this head commit (`GET /pulls…`).
     fork: Option<(String, String)>,
+    /// Every request as received (URI, headers, body), for canary checks.
+    raw: Vec<String>,
 }
 
 fn percent_decode(s: &str) -> String {
@@ -176,6 +178,7 @@ async fn record(
     }
     let path = uri.path().to_string();
     let body = body.map(|b| b.0).unwrap_or(Value::Null);
+    g.raw.push(format!("{uri}\n{headers:?}\n{body}"));
     let prefix = format!("/repos/{REPO}");
     let rest = path.strip_prefix(&prefix).unwrap_or("").to_string();
     let now = "2026-11-21T10:00:00Z";
@@ -1498,6 +1501,14 @@ fn injected_instructions_cannot_push_elsewhere_read_outside_or_reveal_secrets() 
         body.contains("## Fixes not pushed") && body.contains("git configuration or hooks changed"),
         "{body}"
     );
+    // The model key never went to GitHub (the GitHub token is the fake's required credential).
+    assert!(g.raw.len() >= 3, "{}", g.raw.len());
+    for r in &g.raw {
+        assert!(
+            !r.contains("sk-canary-model-key") && !r.contains("ghp_canary_push"),
+            "{r}"
+        );
+    }
     // The fixer's environment held none of the secrets.
     let dump = std::fs::read_to_string(dir.path().join("env-dump.txt")).unwrap();
     assert!(dump.contains("PATH="), "{dump}");

@@ -126,6 +126,10 @@ impl Fake {
     }
 
     fn run(&self, dir: &Path, extra: &[&str]) -> Output {
+        self.run_env(dir, extra, &[])
+    }
+
+    fn run_env(&self, dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
         let provider = match self.wire {
             Wire::Anthropic => "anthropic",
             Wire::OpenAi => "openai",
@@ -159,6 +163,7 @@ impl Fake {
                 &base,
             ])
             .args(extra)
+            .envs(env.iter().copied())
             .output()
             .unwrap()
     }
@@ -884,6 +889,55 @@ fn a_model_timeout_and_a_truncated_body_are_survived_without_hanging() {
             err.contains("timed out") || err.contains("timeout"),
             "{wire:?}: {err}"
         );
+        assert_key_nowhere(dir.path(), &o);
+    }
+}
+
+/// Canaries for the GitHub side (the job's token, qa-loop's own GitHub token, the push token)
+/// never reach the model: a test command prints its whole environment into a failing gate, whose
+/// output the reviewer is shown — the output is there (`PATH=`), the canaries are not, in no
+/// request (headers or body) and no report.
+#[test]
+fn github_canaries_never_reach_the_model_even_through_a_printed_environment() {
+    let canaries = [
+        ("GITHUB_TOKEN", "ghs_canary_job_token_41"),
+        ("QA_LOOP_GITHUB_TOKEN", "ghs_canary_qa_token_42"),
+        ("QA_LOOP_PUSH_TOKEN", "ghp_canary_push_token_43"),
+        ("INPUT_PUSH-TOKEN", "ghp_canary_push_token_44"),
+    ];
+    for wire in WIRES {
+        let dir = tempfile::tempdir().unwrap();
+        project(dir.path(), "");
+        std::fs::write(
+            dir.path().join("qa-loop.yml"),
+            "risk_level: low\nunit_tests:\n  commands: [\"env; exit 1\"]\nmodel_retry_backoff: 50ms\n",
+        )
+        .unwrap();
+        let fake = Fake::start(wire, vec![verdict("approved", 90)]);
+        let o = fake.run_env(dir.path(), &["--mode", "review"], &canaries);
+        assert_eq!(o.status.code(), Some(1), "{wire:?}: {}", stderr(&o));
+        let sent: String = fake
+            .requests()
+            .iter()
+            .map(|(h, b)| format!("{h:?}\n{b}"))
+            .collect();
+        assert!(
+            sent.contains("PATH="),
+            "{wire:?}: the printed environment reached the model"
+        );
+        let mut texts = vec![
+            sent,
+            stderr(&o),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        ];
+        for f in walk(&dir.path().join(".qa-loop")) {
+            texts.push(std::fs::read_to_string(f).unwrap_or_default());
+        }
+        for (name, canary) in canaries {
+            for t in &texts {
+                assert!(!t.contains(canary), "{wire:?}: {name} leaked");
+            }
+        }
         assert_key_nowhere(dir.path(), &o);
     }
 }
