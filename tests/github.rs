@@ -47,6 +47,9 @@ struct Gh {
     fork: Option<(String, String)>,
     /// Every request as received (URI, headers, body), for canary checks.
     raw: Vec<String>,
+    /// Answer every n-th write 2 s late (after performing it): past a 1 s client timeout.
+    stall_every: Option<usize>,
+    stall_pending: bool,
 }
 
 fn percent_decode(s: &str) -> String {
@@ -120,6 +123,12 @@ impl Gh {
     /// Whether this write is answered 502 (after it was done).
     fn faulty_write(&mut self) -> bool {
         self.writes += 1;
+        if self
+            .stall_every
+            .is_some_and(|n| self.writes.is_multiple_of(n))
+        {
+            self.stall_pending = true;
+        }
         self.fail_every
             .is_some_and(|n| self.writes.is_multiple_of(n))
     }
@@ -135,6 +144,21 @@ fn bad_gateway() -> Response {
 
 async fn record(
     State(gh): State<Shared>,
+    method: Method,
+    uri: Uri,
+    headers: axum::http::HeaderMap,
+    body: Option<Json<Value>>,
+) -> Response {
+    let response = answer(&gh, method, uri, headers, body);
+    let stall = std::mem::take(&mut gh.lock().unwrap().stall_pending);
+    if stall {
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    }
+    response
+}
+
+fn answer(
+    gh: &Shared,
     method: Method,
     uri: Uri,
     headers: axum::http::HeaderMap,
@@ -1805,4 +1829,52 @@ fn sigterm_in_the_middle_of_a_fix_completes_the_check_and_pushes_nothing() {
     )
     .unwrap();
     assert_eq!(result["verdict"], "error");
+}
+
+/// GitHub writes that are performed but answered after the client's timeout (every 2nd write,
+/// 2 s late, `model_timeout: 1s`): the timed-out write is never blindly re-sent — it is looked up
+/// — so the outcome is the same as without the fault: one check run completed `success`, one
+/// comment.
+#[test]
+fn write_timeouts_change_nothing_and_duplicate_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut calls = vec![verdict("rejected", 30)];
+    calls.extend(fix_calls());
+    calls.push(verdict("approved", 92));
+    project(dir.path(), json!(calls));
+    std::fs::write(
+        dir.path().join("qa-loop.yml"),
+        "risk_level: low\nunit_tests:\n  commands: [\"python3 test_calc.py\"]\nmodel_retry_backoff: 20ms\nmodel_timeout: 1s\n",
+    )
+    .unwrap();
+    git(dir.path(), &["commit", "-q", "-am", "timeouts"]);
+    git(dir.path(), &["push", "-q", "origin", "changes"]);
+    let gh: Shared = Arc::new(Mutex::new(Gh {
+        stall_every: Some(2),
+        ..Gh::default()
+    }));
+    let api = start(gh.clone());
+    let o = run_with_payload(dir.path(), &api, &[], |_| {});
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let g = gh.lock().unwrap();
+    assert!(g.writes >= 4, "enough writes to stall twice: {}", g.writes);
+    assert_eq!(g.check_runs.len(), 1, "{:?}", g.requests);
+    assert_eq!(g.check_runs[0]["status"], "completed");
+    assert_eq!(g.check_runs[0]["conclusion"], "success");
+    assert_eq!(g.comments.len(), 1, "{:?}", g.requests);
+    // The comment's create was answered late: looked up (GET), found, edited — never re-posted.
+    let comments = format!("POST /repos/{REPO}/issues/2/comments");
+    let at = g.requests.iter().position(|r| r == &comments).unwrap();
+    assert_eq!(
+        g.requests.iter().filter(|r| **r == comments).count(),
+        1,
+        "{:?}",
+        g.requests
+    );
+    assert_eq!(
+        g.requests[at + 1],
+        format!("GET /repos/{REPO}/issues/2/comments"),
+        "{:?}",
+        g.requests
+    );
 }
