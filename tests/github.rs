@@ -9,7 +9,6 @@ use std::process::Output;
 use std::sync::{Arc, Mutex};
 use support::*;
 
-use assert_cmd::Command;
 use axum::Json;
 use axum::extract::State;
 use axum::http::{Method, StatusCode, Uri};
@@ -587,9 +586,23 @@ fn actions_run(
     args: &[&str],
     env: &[(&str, &str)],
 ) -> Output {
+    actions_command(dir, api, event_name, payload, args, env)
+        .output()
+        .unwrap()
+}
+
+/// The command of [`actions_run`], to run or to spawn.
+fn actions_command(
+    dir: &Path,
+    api: &str,
+    event_name: &str,
+    payload: &Value,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> std::process::Command {
     let event = dir.join("event.json");
     std::fs::write(&event, payload.to_string()).unwrap();
-    let mut c = Command::cargo_bin("qa-loop").unwrap();
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("qa-loop"));
     c.current_dir(dir)
         .env_remove("GITHUB_BASE_REF")
         .env_remove("QA_LOOP_GITHUB_TOKEN")
@@ -606,11 +619,15 @@ fn actions_run(
             "--replay-session",
             "session.json",
         ])
-        .args(args);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().unwrap()
+        .args(args)
+        .envs(env.iter().copied());
+    c
+}
+
+/// The `qa-result.json` a run wrote in `dir`.
+fn qa_result(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join(".qa-loop/qa-result.json")).unwrap())
+        .unwrap()
 }
 
 /// The `pull_request.opened` event, edited by `edit`.
@@ -740,10 +757,7 @@ fn a_second_run_continues_the_count_and_keeps_one_comment() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let g = gh.lock().unwrap();
     assert_eq!(g.comments.len(), 1, "{:?}", g.requests);
-    let result: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join(".qa-loop/qa-result.json")).unwrap(),
-    )
-    .unwrap();
+    let result = qa_result(dir.path());
     assert_eq!(
         result["iterations"], 2,
         "the second run continued from the first"
@@ -968,10 +982,7 @@ fn escalation_opens_one_issue_and_labels_the_pr_and_an_approval_closes_it() {
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert_eq!(gh.lock().unwrap().issues.len(), 1);
     {
-        let result: Value = serde_json::from_str(
-            &std::fs::read_to_string(dir.path().join(".qa-loop/qa-result.json")).unwrap(),
-        )
-        .unwrap();
+        let result = qa_result(dir.path());
         assert_eq!(
             result["model_calls"], 0,
             "nothing ran while waiting for a human"
@@ -1156,10 +1167,7 @@ fn max_iterations_hold_across_runs() {
     .unwrap();
     let o = run(dir.path(), &api, &["--max-iterations", "2"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let result: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join(".qa-loop/qa-result.json")).unwrap(),
-    )
-    .unwrap();
+    let result = qa_result(dir.path());
     assert_eq!(result["iterations"], 2);
     assert_eq!(result["model_calls"], 0);
     let g = gh.lock().unwrap();
@@ -1441,8 +1449,7 @@ fn the_fork_safe_publisher_reviews_without_running_the_change() {
         assert_eq!(g.check_runs[0]["conclusion"], "success");
         assert_eq!(g.comments.len(), 1);
     }
-    let report = std::fs::read_to_string(dir.path().join(".qa-loop/qa-result.json")).unwrap();
-    let result: Value = serde_json::from_str(&report).unwrap();
+    let result = qa_result(dir.path());
     assert_eq!(result["verdict"], "approved", "{result}");
 
     // The PR moved on (its head is another commit): nothing to publish for this run.
@@ -1723,10 +1730,7 @@ fn scenario_matrix_exit_codes_checks_comments_issues_labels_pushes_and_outputs()
             "{}",
             c.name
         );
-        let result: Value = serde_json::from_str(
-            &std::fs::read_to_string(dir.path().join(".qa-loop/qa-result.json")).unwrap(),
-        )
-        .unwrap();
+        let result = qa_result(dir.path());
         assert_eq!(result["verdict"], c.verdict, "{}", c.name);
         assert!(
             dir.path().join(".qa-loop/qa-loop-junit.xml").exists(),
@@ -1756,33 +1760,23 @@ fn sigterm_in_the_middle_of_a_fix_completes_the_check_and_pushes_nothing() {
     let before = git_out(&remote, &["rev-parse", "changes"]);
     let gh: Shared = Arc::default();
     let api = start(gh.clone());
-    let event = dir.path().join("event.json");
-    std::fs::write(&event, payload("pull_request.opened").to_string()).unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("qa-loop"))
-        .current_dir(dir.path())
-        .env_remove("GITHUB_BASE_REF")
-        .env_remove("QA_LOOP_GITHUB_TOKEN")
-        .env("GITHUB_ACTIONS", "true")
-        .env("GITHUB_EVENT_NAME", "pull_request")
-        .env("GITHUB_EVENT_PATH", &event)
-        .env("GITHUB_REPOSITORY", REPO)
-        .env("GITHUB_API_URL", &*api)
-        .env("GITHUB_TOKEN", TOKEN)
-        .args([
-            "run",
-            "--provider",
-            "replay",
-            "--replay-session",
-            "session.json",
+    let mut child = actions_command(
+        dir.path(),
+        &api,
+        "pull_request",
+        &payload("pull_request.opened"),
+        &[
             "--plan",
             "plan.json",
             "--fixer-command",
             "sed -i 's/a - b/a + b/' calc.py && touch fixer.started && sleep 60",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        ],
+        &[],
+    )
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
     let started = dir.path().join("fixer.started");
     let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !started.exists() {
@@ -1824,10 +1818,7 @@ fn sigterm_in_the_middle_of_a_fix_completes_the_check_and_pushes_nothing() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("plan.json")).unwrap())
             .expect("the plan is valid JSON");
     assert_eq!(plan["feature"], "add", "{plan}");
-    let result: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join(".qa-loop/qa-result.json")).unwrap(),
-    )
-    .unwrap();
+    let result = qa_result(dir.path());
     assert_eq!(result["verdict"], "error");
 }
 

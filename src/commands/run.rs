@@ -902,7 +902,7 @@ async fn find_pr(
 ) -> Option<crate::github::event::PullRequest> {
     let path = format!(
         "repos/{repo}/pulls?state=open&head={}",
-        url_escape(&format!("{owner}:{branch}"))
+        crate::github::client::encode(&format!("{owner}:{branch}"))
     );
     let prs = match gh.get_all(&path, 10).await {
         Ok(prs) => prs,
@@ -916,18 +916,6 @@ async fn find_pr(
             crate::github::event::pull_request(&serde_json::json!({ "pull_request": v })).ok()
         })
         .find(|pr| pr.head_sha == sha)
-}
-
-/// Percent-encodes a query value (RFC 3986 unreserved characters kept).
-fn url_escape(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// The head commit of an untrusted change started by this event, if it is one: the

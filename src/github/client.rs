@@ -261,6 +261,18 @@ impl GitHub {
 /// How long a rate-limited answer asks to wait: 429, or 403 with `retry-after` or an exhausted
 /// limit (`x-ratelimit-remaining: 0`, `x-ratelimit-reset` in epoch seconds). `None` for other
 /// answers (a 403 for missing permissions is final).
+/// Percent-encodes a path segment or query value (RFC 3986 unreserved characters kept).
+pub fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 pub fn rate_limit_wait(status: u16, headers: &HeaderMap) -> Option<Duration> {
     if status != 403 && status != 429 {
         return None;

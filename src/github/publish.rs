@@ -7,7 +7,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::checks::{self, ErrorConclusion};
-use super::client::{GhError, GitHub};
+use super::client::{GhError, GitHub, encode};
 use super::comment::{self, CrossRunState};
 use crate::engine::{Engine, Outcome};
 use crate::model::Issue;
@@ -527,16 +527,4 @@ fn id_of(v: &Value) -> Result<u64, GhError> {
     v["id"]
         .as_u64()
         .ok_or_else(|| GhError::Transport("the created object has no `id`".into()))
-}
-
-/// Percent-encodes a query value.
-fn encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
