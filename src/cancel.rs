@@ -41,6 +41,21 @@ impl Cancel {
         });
     }
 
+    /// A flag raised by this one (with its reason) or on its own: stops one part of the run
+    /// (an app under test at the end of its scenarios) without stopping the rest. Must be
+    /// called inside a tokio runtime.
+    pub fn child(&self) -> Cancel {
+        let child = Cancel::new();
+        let (parent, forward) = (self.clone(), child.clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                reason = parent.cancelled() => forward.cancel(&reason),
+                _ = forward.cancelled() => {}
+            }
+        });
+        child
+    }
+
     /// Why the run was cancelled, if it was.
     pub fn reason(&self) -> Option<String> {
         self.rx.borrow().clone()

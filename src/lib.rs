@@ -10,6 +10,7 @@ pub mod agents;
 pub mod cancel;
 pub mod commands;
 pub mod config;
+pub mod conversations;
 pub mod engine;
 pub mod error;
 pub mod github;

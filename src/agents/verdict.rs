@@ -204,7 +204,7 @@ pub fn from_text(text: &str) -> Result<Verdict, String> {
 }
 
 /// Fenced ```json blocks first, then the outermost `{…}` of the text.
-fn json_candidates(text: &str) -> Vec<&str> {
+pub(crate) fn json_candidates(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find("```") {

@@ -459,6 +459,13 @@ fn validate_view(inputs: &config::Inputs, json: bool) -> String {
             }
         }
     }
+    if let Some(c) = st
+        .conversations
+        .as_ref()
+        .filter(|c| !c.scenarios.is_empty())
+    {
+        conversations_summary(&mut out, c);
+    }
     out.push_str(&format!("\nacceptance criteria ({}):\n", st.criteria.len()));
     if st.criteria.is_empty() {
         out.push_str("  (none: the reviewer will judge against the PR title and description)\n");
@@ -493,4 +500,60 @@ fn validate_view(inputs: &config::Inputs, json: bool) -> String {
                 .to_string())
     ));
     out
+}
+
+/// The conversation suite as `validate` prints it.
+fn conversations_summary(out: &mut String, c: &crate::config::ConversationsConfig) {
+    use crate::conversations::scenario::Limits;
+    let wire = if c.request_template.is_some() {
+        format!(
+            "JSON template, reply at `{}`",
+            c.response_path.as_deref().unwrap_or_default()
+        )
+    } else {
+        "OpenAI chat completions".to_string()
+    };
+    out.push_str(&format!(
+        "\nconversations: {} scenario(s) against {} ({wire})\n",
+        c.scenarios.len(),
+        c.endpoint.as_deref().unwrap_or_default()
+    ));
+    if let Some(start) = &c.start {
+        out.push_str(&format!("  start: {start}\n"));
+    }
+    let ready = c
+        .ready_timeout
+        .map_or(crate::conversations::DEFAULT_READY_TIMEOUT, |d| d.0);
+    match (&c.ready_url, &c.start) {
+        (Some(url), _) => out.push_str(&format!(
+            "  ready: GET {url} answers 2xx (within {})\n",
+            humantime::format_duration(ready)
+        )),
+        (None, Some(_)) => out.push_str(&format!(
+            "  ready: the endpoint's port accepts connections (within {})\n",
+            humantime::format_duration(ready)
+        )),
+        (None, None) => {}
+    }
+    for s in &c.scenarios {
+        let l = Limits::of(s);
+        out.push_str(&format!(
+            "  - {} [{}]: max {} turns (hard {}), {}s (hard {}s), approvals {}{}\n",
+            s.name,
+            if l.required { "required" } else { "advisory" },
+            l.max_turns,
+            l.hard_turns(),
+            l.max_time.as_secs(),
+            l.hard_time().as_secs(),
+            serde_json::to_value(l.approval_mode)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            if s.context.is_some() {
+                ", context for the judge"
+            } else {
+                ""
+            }
+        ));
+    }
 }

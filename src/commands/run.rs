@@ -136,21 +136,54 @@ pub fn provider(settings: &Settings) -> Result<Box<dyn Provider>, RunError> {
     })
 }
 
-struct RepoVerifier {
+struct RepoVerifier<'a> {
     verifier: crate::verify::Verifier,
+    /// Conversation scenarios against the project's chat agent, after the suites.
+    conversations: Option<crate::conversations::Conversations<'a>>,
+    log_dir: PathBuf,
+    /// Who signed off with `/qa approve`: also passes scenarios left for a human.
+    signed_off_by: Option<String>,
     /// `::group::` per phase in GitHub Actions.
     groups: bool,
     passes: u32,
 }
 
-impl Verifier for RepoVerifier {
+impl Verifier for RepoVerifier<'_> {
     async fn verify(&mut self) -> VerificationReport {
         self.passes += 1;
-        let _group = Group::start(
-            self.groups,
-            &format!("qa-loop: verify (pass {})", self.passes),
-        );
-        self.verifier.verify().await
+        let mut report = {
+            let _group = Group::start(
+                self.groups,
+                &format!("qa-loop: verify (pass {})", self.passes),
+            );
+            self.verifier.verify().await
+        };
+        if let Some(c) = &self.conversations {
+            let _group = Group::start(
+                self.groups,
+                &format!("qa-loop: conversations (pass {})", self.passes),
+            );
+            let log = crate::conversations::log_path(&self.log_dir, self.passes);
+            if let Some(dir) = log.parent()
+                && let Err(e) = std::fs::create_dir_all(dir)
+            {
+                tracing::warn!("cannot create {}: {e}", dir.display());
+            }
+            let done = c.run(Some(log)).await;
+            let mut gates = done.gates;
+            if let Some(login) = &self.signed_off_by {
+                for g in gates
+                    .iter_mut()
+                    .filter(|g| g.status == crate::model::GateStatus::Pending)
+                {
+                    g.status = crate::model::GateStatus::Passed;
+                    g.summary = format!("signed off by @{login} (`/qa approve`): {}", g.summary);
+                }
+            }
+            report.gates.extend(gates);
+            report.conversations = done.results;
+        }
+        report
     }
 }
 
@@ -697,9 +730,26 @@ pub async fn run(inputs: &Inputs, github: Option<OnGitHub<'_>>) -> Result<RunRes
         pr_added: Default::default(),
     };
     let mut verifier = RepoVerifier {
-        verifier: crate::verify::Verifier::new(strategy.clone(), root.clone(), launcher)
+        verifier: crate::verify::Verifier::new(strategy.clone(), root.clone(), launcher.clone())
             .with_logs(settings.out_dir.join(files::LOGS_DIR))
             .with_diff_base(diff_base.clone(), own_paths(settings)),
+        conversations: strategy
+            .conversations
+            .as_ref()
+            .filter(|c| !c.scenarios.is_empty())
+            .map(|config| crate::conversations::Conversations {
+                config,
+                judge: crate::conversations::judge::Judge {
+                    provider: provider.as_ref(),
+                    model: settings.reviewer_model.clone(),
+                    system: prompt(Prompt::Judge),
+                    meter: &meter,
+                },
+                launcher: launcher.clone(),
+                root: root.clone(),
+            }),
+        log_dir: settings.out_dir.join(files::LOGS_DIR),
+        signed_off_by: None,
         groups: in_actions(),
         passes: 0,
     };
@@ -720,15 +770,17 @@ pub async fn run(inputs: &Inputs, github: Option<OnGitHub<'_>>) -> Result<RunRes
         .map(|p| p.target().head_sha.clone())
         .unwrap_or_default();
     let forced_review = untrusted;
-    // `/qa approve` from a user with write access signs a `critical` change off.
+    // `/qa approve` from a user with write access signs a `critical` change off, and the
+    // conversation scenarios left for a human (`approval_mode: manual`).
     if let Some(p) = &mut github
         && p.target().command == Some(crate::github::event::QaCommand::Approve)
-        && strategy.human_signoff_required
+        && (strategy.human_signoff_required || verifier.conversations.is_some())
     {
         let login = p.target().actor.clone();
         if p.can_write(&login).await {
             tracing::info!(login, "signed off by /qa approve");
-            verifier.verifier.set_signoff(Some(login));
+            verifier.verifier.set_signoff(Some(login.clone()));
+            verifier.signed_off_by = Some(login);
         } else {
             tracing::warn!(
                 login,

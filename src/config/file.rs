@@ -300,46 +300,167 @@ pub enum ApprovalMode {
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioConfig {
+    /// Unique among the scenarios; names the JUnit test case and the gate `conversation:<name>`.
     pub name: String,
+    /// The first user message sent to the agent.
     pub query: String,
     /// Facts shown to the judge only, never to the agent under test.
     #[serde(default)]
     pub context: Option<String>,
+    /// What the agent must achieve; the judge decides against it.
     pub pass_criteria: String,
+    /// Soft turn limit (default 5): past it the judge is warned; at twice it the scenario fails.
     #[serde(default)]
     pub max_turns: Option<u32>,
+    /// Soft time limit (default 300): past it the judge is warned; at twice it the scenario fails.
     #[serde(default)]
     pub max_time_seconds: Option<u64>,
+    /// How an approval prompt of the agent is answered (default `manual`: a human must look).
     #[serde(default)]
     pub approval_mode: Option<ApprovalMode>,
+    /// Whether a failure blocks approval (default `true`).
     #[serde(default)]
     pub required: Option<bool>,
 }
 
-/// Conversation scenarios for projects that are chat agents (SPEC §8).
+/// The keys of `conversations:` as written; checked across fields into [`ConversationsConfig`].
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ConversationsConfig {
+pub struct ConversationsFile {
     /// Command that starts the agent under test (own process group, stopped at the end).
     #[serde(default)]
     pub start: Option<String>,
+    /// URL polled (GET) until it answers 2xx, before the first scenario.
     #[serde(default)]
     pub ready_url: Option<String>,
+    /// How long to wait for `ready_url` (default 60s).
     #[serde(default)]
     pub ready_timeout: Option<DurationSetting>,
-    /// An OpenAI chat-completions endpoint of the agent.
+    /// The URL each user message is POSTed to: an OpenAI chat-completions endpoint, or any JSON
+    /// endpoint with `request_template`.
     #[serde(default)]
     pub endpoint: Option<String>,
-    /// A JSON request body with `{{text}}` and `{{session}}` placeholders.
+    /// A JSON request body with `{{text}}` and `{{session}}` placeholders (each replaced by a
+    /// JSON string), instead of the chat-completions body.
     #[serde(default)]
     pub request_template: Option<String>,
-    /// Dotted path of the reply text in the response JSON.
+    /// With `request_template`: dotted path of the reply text in the response JSON
+    /// (`reply`, `data.messages.0.text`).
     #[serde(default)]
     pub response_path: Option<String>,
+    /// Reply text meaning "the agent waits for an approval".
     #[serde(default)]
     pub approval_marker: Option<String>,
     #[serde(default)]
     pub scenarios: Vec<ScenarioConfig>,
+}
+
+/// Conversation scenarios for projects that are chat agents (SPEC §8), checked: an endpoint when
+/// there are scenarios, a template with `{{text}}` that renders to JSON and a `response_path`,
+/// URLs that parse, unique scenario names, limits of at least 1, a marker for approval modes.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(try_from = "ConversationsFile")]
+#[schemars(with = "ConversationsFile")]
+pub struct ConversationsConfig {
+    pub start: Option<String>,
+    pub ready_url: Option<String>,
+    pub ready_timeout: Option<DurationSetting>,
+    pub endpoint: Option<String>,
+    pub request_template: Option<String>,
+    pub response_path: Option<String>,
+    pub approval_marker: Option<String>,
+    pub scenarios: Vec<ScenarioConfig>,
+}
+
+impl TryFrom<ConversationsFile> for ConversationsConfig {
+    type Error = String;
+
+    fn try_from(f: ConversationsFile) -> Result<Self, String> {
+        let url = |key: &str, value: &Option<String>| -> Result<(), String> {
+            match value {
+                Some(u) => match reqwest::Url::parse(u) {
+                    Ok(p) if matches!(p.scheme(), "http" | "https") => Ok(()),
+                    Ok(_) => Err(format!("conversations.{key}: `{u}` is not an http(s) URL")),
+                    Err(e) => Err(format!("conversations.{key}: `{u}` is not a URL: {e}")),
+                },
+                None => Ok(()),
+            }
+        };
+        url("endpoint", &f.endpoint)?;
+        url("ready_url", &f.ready_url)?;
+        if !f.scenarios.is_empty() && f.endpoint.is_none() {
+            return Err("conversations: `endpoint` is required when `scenarios` are listed (the URL each user message is POSTed to)".into());
+        }
+        if let Some(t) = &f.request_template {
+            if !t.contains("{{text}}") {
+                return Err("conversations.request_template: has no `{{text}}` placeholder for the user message".into());
+            }
+            let sample = t
+                .replace("{{text}}", "\"hello\"")
+                .replace("{{session}}", "\"s-1\"");
+            if let Err(e) = serde_json::from_str::<serde_json::Value>(&sample) {
+                let what = e.to_string();
+                let what = what.split(" at line ").next().unwrap_or_default();
+                return Err(format!(
+                    "conversations.request_template: is not JSON once `{{{{text}}}}` and `{{{{session}}}}` are replaced by JSON strings ({what}); write the placeholders without quotes, e.g. {{\"message\": {{{{text}}}}}}"
+                ));
+            }
+            if f.response_path
+                .as_deref()
+                .is_none_or(|p| p.trim().is_empty())
+            {
+                return Err("conversations.response_path: required with `request_template` (the dotted path of the reply text, e.g. `reply`)".into());
+            }
+        } else if f.response_path.is_some() {
+            return Err("conversations.response_path: only used with `request_template` (a chat-completions endpoint answers in `choices.0.message.content`)".into());
+        }
+        if f.approval_marker
+            .as_deref()
+            .is_some_and(|m| m.trim().is_empty())
+        {
+            return Err("conversations.approval_marker: must not be empty".into());
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, s) in f.scenarios.iter().enumerate() {
+            let at = format!("conversations.scenarios[{i}]");
+            if s.name.trim().is_empty() {
+                return Err(format!("{at}.name: must not be empty"));
+            }
+            if !seen.insert(s.name.trim()) {
+                return Err(format!(
+                    "{at}.name: `{}` is used by an earlier scenario; names must be unique",
+                    s.name
+                ));
+            }
+            if s.query.trim().is_empty() {
+                return Err(format!("{at}.query: must not be empty"));
+            }
+            if s.pass_criteria.trim().is_empty() {
+                return Err(format!("{at}.pass_criteria: must not be empty"));
+            }
+            if s.max_turns == Some(0) {
+                return Err(format!("{at}.max_turns: must be at least 1"));
+            }
+            if s.max_time_seconds == Some(0) {
+                return Err(format!("{at}.max_time_seconds: must be at least 1"));
+            }
+            if s.approval_mode.is_some() && f.approval_marker.is_none() {
+                return Err(format!(
+                    "{at}.approval_mode: set, but `conversations.approval_marker` is not: qa-loop cannot tell an approval prompt from a reply"
+                ));
+            }
+        }
+        Ok(ConversationsConfig {
+            start: f.start,
+            ready_url: f.ready_url,
+            ready_timeout: f.ready_timeout,
+            endpoint: f.endpoint,
+            request_template: f.request_template,
+            response_path: f.response_path,
+            approval_marker: f.approval_marker,
+            scenarios: f.scenarios,
+        })
+    }
 }
 
 /// The verification strategy as read from the plan's `verification_strategy` key.

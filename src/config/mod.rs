@@ -10,7 +10,9 @@ pub mod strategy;
 
 use std::path::Path;
 
-pub use file::{ConfigFile, Mode, ProviderKind, RiskLevel};
+pub use file::{
+    ApprovalMode, ConfigFile, ConversationsConfig, Mode, ProviderKind, RiskLevel, ScenarioConfig,
+};
 pub use settings::{FlagLayer, Secret, Settings, Verbosity};
 pub use strategy::{Criterion, CriterionSource, Strategy, Suite, SuiteKind};
 

@@ -38,6 +38,7 @@ fn gates(pass: bool) -> VerificationReport {
         }],
         commands: vec![],
         tests: vec![],
+        conversations: vec![],
     }
 }
 

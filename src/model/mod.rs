@@ -2,10 +2,12 @@
 //!
 //! Every other module speaks these types; none of them does I/O.
 
+mod conversation;
 mod issue;
 mod verdict;
 mod verification;
 
+pub use conversation::{JudgeVerdict, ScenarioOutcome, ScenarioResult, Turn};
 pub use issue::{Issue, IssueType, Severity};
 pub use verdict::{CriterionResult, ReviewStatus, Verdict};
 pub use verification::{

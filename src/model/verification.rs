@@ -273,6 +273,9 @@ pub struct VerificationReport {
     /// Results ingested from JUnit reports, per suite.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tests: Vec<SuiteTests>,
+    /// Conversation scenarios run against the project's chat agent (SPEC §8).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conversations: Vec<super::ScenarioResult>,
 }
 
 impl VerificationReport {

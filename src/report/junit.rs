@@ -1,11 +1,12 @@
 //! `qa-loop-junit.xml` (quick-junit): one testsuite per iteration with its gates and issues, one
-//! per suite of ingested test results (the last verification's, every case carried through), and
-//! one for the acceptance criteria of the deciding iteration.
+//! per suite of ingested test results (the last verification's, every case carried through), one
+//! for the conversation scenarios (transcripts in `system-out`), and one for the acceptance
+//! criteria of the deciding iteration.
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::RunReport;
-use crate::model::{CaseStatus, GateStatus};
+use crate::model::{CaseStatus, GateStatus, ScenarioOutcome};
 
 fn failure(message: &str, ty: &str, description: &str) -> TestCaseStatus {
     let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
@@ -110,6 +111,36 @@ pub fn render(r: &RunReport<'_>) -> String {
             }
             report.add_test_suite(suite);
         }
+    }
+    // The conversation scenarios of the last verification, each with its transcript.
+    if let Some(last) = r.history.last()
+        && !last.verification.conversations.is_empty()
+    {
+        let mut suite = TestSuite::new(format!("conversations (iteration {})", last.iteration));
+        for sc in &last.verification.conversations {
+            let status = match sc.outcome {
+                ScenarioOutcome::Passed => TestCaseStatus::success(),
+                ScenarioOutcome::Failed => failure(&sc.reason, "conversation", ""),
+                ScenarioOutcome::Error => {
+                    let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
+                    s.set_message(sc.reason.as_str()).set_type("conversation");
+                    s
+                }
+                ScenarioOutcome::NeedsHuman => {
+                    let mut s = TestCaseStatus::skipped();
+                    s.set_message(sc.reason.as_str());
+                    s
+                }
+            };
+            let mut tc = TestCase::new(sc.name.as_str(), status);
+            tc.set_classname("qa-loop.conversations")
+                .set_time(std::time::Duration::from_millis(sc.duration_ms))
+                .set_system_out(sc.transcript());
+            tc.add_property(("required", if sc.required { "true" } else { "false" }));
+            tc.add_property(("turns", sc.turns.len().to_string().as_str()));
+            suite.add_test_case(tc);
+        }
+        report.add_test_suite(suite);
     }
     let mut criteria = TestSuite::new("qa-loop acceptance criteria");
     if let Some(d) = r.deciding() {

@@ -3,7 +3,7 @@
 
 use super::RunReport;
 use crate::engine::state::{Escalation, Outcome};
-use crate::model::{GateStatus, Issue};
+use crate::model::{GateStatus, Issue, ScenarioOutcome, ScenarioResult};
 
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
@@ -22,6 +22,60 @@ fn issues_table(out: &mut String, issues: &[Issue]) {
                 .map(|l| format!("`{}`", cell(&l)))
                 .unwrap_or_default()
         ));
+    }
+}
+
+/// Characters of a message shown in a conversation table cell.
+const TURN_CELL: usize = 300;
+
+/// Each conversation scenario: outcome, warnings, and every turn with the judge's verdict.
+fn conversations_section(out: &mut String, scenarios: &[ScenarioResult]) {
+    if scenarios.is_empty() {
+        return;
+    }
+    out.push_str("## Conversation scenarios\n\n");
+    for s in scenarios {
+        let icon = match s.outcome {
+            ScenarioOutcome::Passed => "✅",
+            ScenarioOutcome::Failed => "❌",
+            ScenarioOutcome::NeedsHuman => "🧑‍⚖️",
+            ScenarioOutcome::Error => "⚠️",
+        };
+        out.push_str(&format!(
+            "### {icon} `{}` — {}{}\n\n{} ({} turn(s), {:.1} s)\n\n",
+            s.name,
+            s.outcome.as_str().replace('_', " "),
+            if s.required { "" } else { " (advisory)" },
+            s.reason.lines().next().unwrap_or_default(),
+            s.turns.len(),
+            s.duration_ms as f64 / 1000.0
+        ));
+        for w in &s.warnings {
+            out.push_str(&format!("- ⚠️ {w}\n"));
+        }
+        if !s.warnings.is_empty() {
+            out.push('\n');
+        }
+        if s.turns.is_empty() {
+            continue;
+        }
+        out.push_str("| turn | user | agent | judge | reasoning |\n|---|---|---|---|---|\n");
+        for t in &s.turns {
+            let judge = match (t.verdict, &t.approval) {
+                (Some(v), _) => format!("{} ({:.2})", v.as_str(), t.confidence),
+                (None, Some(a)) => a.clone(),
+                (None, None) => "–".into(),
+            };
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                t.number,
+                cell(&crate::text::clip(&t.user, TURN_CELL)),
+                cell(&crate::text::clip(&t.agent, TURN_CELL)),
+                cell(&judge),
+                cell(&crate::text::clip(&t.reasoning, TURN_CELL))
+            ));
+        }
+        out.push('\n');
     }
 }
 
@@ -141,12 +195,13 @@ pub fn report(r: &RunReport<'_>) -> String {
                 out.push('\n');
             }
         }
+        conversations_section(&mut out, &latest.verification.conversations);
         let patterns: Vec<_> = latest
             .verification
             .gates
             .iter()
             .flat_map(|g| g.findings.iter().map(move |f| (g, f)))
-            .filter(|(g, _)| !g.name.ends_with("_tests"))
+            .filter(|(g, _)| !g.name.ends_with("_tests") && !g.name.starts_with("conversation"))
             .collect();
         if !patterns.is_empty() {
             out.push_str("**Findings on the added lines**\n\n");
@@ -244,8 +299,12 @@ pub fn escalation(r: &RunReport<'_>) -> Option<String> {
             "No iteration reached the minimum score ({best_score} < {min_score}): the change is far from its acceptance criteria.\n"
         )),
         Escalation::AwaitingSignoff { gates } => out.push_str(&format!(
-            "The change is `critical` risk: a user with write access must comment `/qa approve` ({}).\n",
-            gates.join(", ")
+            "Review and gates approve, but a human must sign off: a user with write access comments `/qa approve` (waiting: {}).\n",
+            gates
+                .iter()
+                .map(|g| format!("`{g}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
         )),
         Escalation::AwaitingResume { issue } => out.push_str(&format!(
             "An earlier run escalated to a human in #{issue}. Nothing runs until someone comments `/qa resume` on the pull request.\n"

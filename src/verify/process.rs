@@ -96,6 +96,19 @@ impl Launcher {
         }
     }
 
+    /// The cancellation its commands obey.
+    pub fn cancel(&self) -> &Cancel {
+        &self.cancel
+    }
+
+    /// The same launcher obeying `cancel` instead (a [`Cancel::child`] of its own).
+    pub fn with_cancel(&self, cancel: Cancel) -> Self {
+        Launcher {
+            env: self.env.clone(),
+            cancel,
+        }
+    }
+
     /// Runs `job.command` with `sh -c` in its own process group; stdout and stderr share one pipe
     /// so their order is kept. Ends at exit, at the timeout or on cancellation (SIGTERM to the
     /// group, [`GRACE_PERIOD`], SIGKILL); whatever is left in the group is killed at the end.

@@ -1,0 +1,360 @@
+//! Conversation scenarios (SPEC §8): for projects that are themselves chat agents, a judge model
+//! drives the project's agent through its real chat endpoint and decides, turn by turn, whether
+//! each scenario passes, fails or continues.
+//!
+//! - [`app`]: the `start` command, the readiness probe, the stop at the end;
+//! - [`endpoint`]: the agent's wire format (chat completions or a JSON template, streamed or not);
+//! - [`judge`]: the judge's task and answer;
+//! - [`scenario`]: the pure decisions (limits, approvals, gates).
+//!
+//! The agent only ever receives the scenario's `query`, the judge's follow-ups and the approval
+//! answers; `context` goes to the judge alone.
+
+pub mod app;
+pub mod endpoint;
+pub mod judge;
+pub mod scenario;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::config::{ConversationsConfig, ScenarioConfig};
+use crate::model::{Gate, GateStatus, IssueType, ScenarioOutcome, ScenarioResult, Turn};
+use crate::verify::process::Launcher;
+use app::App;
+use endpoint::{Endpoint, Role};
+use judge::{Brief, Judge};
+use scenario::{Limits, Next};
+
+/// How long `ready_url` (or the endpoint's port) is waited for by default.
+pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(60);
+/// Characters of an agent reply kept in the transcript (the agent gets its whole reply back).
+const REPLY_KEPT: usize = 8000;
+/// How long a refused connection waits for the app's exit to show.
+const CRASH_SETTLE: Duration = Duration::from_millis(500);
+
+/// The conversation suite of a verification pass.
+pub struct Conversations<'a> {
+    pub config: &'a ConversationsConfig,
+    pub judge: Judge<'a>,
+    pub launcher: Launcher,
+    pub root: PathBuf,
+}
+
+/// What the suite produced.
+#[derive(Debug, Default)]
+pub struct SuiteOutcome {
+    pub gates: Vec<Gate>,
+    pub results: Vec<ScenarioResult>,
+}
+
+impl Conversations<'_> {
+    /// Starts the app, runs every scenario, stops the app. `log` receives the app's output.
+    pub async fn run(&self, log: Option<PathBuf>) -> SuiteOutcome {
+        let cfg = self.config;
+        let required = cfg.scenarios.iter().any(|s| Limits::of(s).required);
+        let not_run = |why: &str| -> SuiteOutcome {
+            SuiteOutcome {
+                gates: vec![Gate::new(
+                    "conversations",
+                    IssueType::E2eTest,
+                    required,
+                    GateStatus::Failed,
+                    crate::text::clip(why.lines().next().unwrap_or_default(), 300),
+                    why,
+                )],
+                results: cfg
+                    .scenarios
+                    .iter()
+                    .map(|s| unrun(s, &format!("not run: {}", first_line(why))))
+                    .collect(),
+            }
+        };
+        if cfg.scenarios.is_empty() {
+            return SuiteOutcome::default();
+        }
+        let endpoint = match Endpoint::new(cfg) {
+            Ok(e) => e,
+            Err(e) => return not_run(&e),
+        };
+        let cancel = self.launcher.cancel().clone();
+        let mut app = match &cfg.start {
+            Some(cmd) => App::start(&self.launcher, cmd, &self.root, log),
+            None => App::none(),
+        };
+        let ready_timeout = cfg.ready_timeout.map_or(DEFAULT_READY_TIMEOUT, |d| d.0);
+        let ready = match (&cfg.ready_url, &cfg.start) {
+            (Some(url), _) => Some(app.during(app::probe_url(url, ready_timeout)).await),
+            (None, Some(_)) => Some(
+                app.during(app::probe_port(&endpoint.url, ready_timeout))
+                    .await,
+            ),
+            (None, None) => None,
+        };
+        let not_ready = match ready {
+            Some(Err(app::Exited(why))) => Some(format!(
+                "the agent under test exited before it was ready: {why}"
+            )),
+            Some(Ok(Err(why))) => Some(format!("the agent under test is not ready: {why}")),
+            _ => None,
+        };
+        if let Some(why) = not_ready {
+            tracing::error!("{why}");
+            app.stop().await;
+            return not_run(&why);
+        }
+        let mut out = SuiteOutcome::default();
+        let mut gone: Option<String> = None;
+        for s in &cfg.scenarios {
+            if let Some(reason) = cancel.reason() {
+                out.results.push(unrun(
+                    s,
+                    &format!("not run: qa-loop was stopped by {reason}"),
+                ));
+                continue;
+            }
+            if let Some(why) = &gone {
+                out.results
+                    .push(unrun(s, &format!("not run: {}", first_line(why))));
+                continue;
+            }
+            let mut result = unrun(s, "interrupted");
+            tracing::info!(scenario = %s.name, "conversation scenario");
+            let started = Instant::now();
+            let ran = app
+                .during(async {
+                    tokio::select! {
+                        _ = self.scenario(&endpoint, s, &mut result, started) => {}
+                        reason = cancel.cancelled() => {
+                            result.outcome = ScenarioOutcome::Error;
+                            result.reason = format!("stopped by {reason}");
+                        }
+                    }
+                })
+                .await;
+            if ran.is_ok() && result.outcome == ScenarioOutcome::Error {
+                // A refused connection: is the app dying?
+                app.settle(CRASH_SETTLE).await;
+            }
+            if let Some(why) = app.exit() {
+                result.outcome = ScenarioOutcome::Error;
+                result.reason = format!("the agent under test exited during this scenario: {why}");
+                gone = Some(format!(
+                    "the agent under test exited during `{}`: {why}",
+                    s.name
+                ));
+            }
+            result.duration_ms = started.elapsed().as_millis() as u64;
+            tracing::info!(scenario = %s.name, outcome = result.outcome.as_str(), reason = %result.reason, "scenario finished");
+            out.results.push(result);
+        }
+        app.stop().await;
+        for r in &out.results {
+            if r.turns.is_empty() && r.reason.starts_with("not run") {
+                continue;
+            }
+            out.gates.push(scenario::gate(r));
+        }
+        if let Some(why) = gone {
+            let skipped = out
+                .results
+                .iter()
+                .filter(|r| r.reason.starts_with("not run"))
+                .count();
+            out.gates.push(Gate::new(
+                "conversations",
+                IssueType::E2eTest,
+                required,
+                GateStatus::Failed,
+                format!(
+                    "{}; {skipped} scenario(s) not run",
+                    crate::text::clip(first_line(&why), 300)
+                ),
+                why,
+            ));
+        }
+        out
+    }
+
+    /// One scenario, recorded into `result` as it goes (so a crash keeps the turns so far).
+    async fn scenario(
+        &self,
+        endpoint: &Endpoint,
+        s: &ScenarioConfig,
+        result: &mut ScenarioResult,
+        started: Instant,
+    ) {
+        let limits = Limits::of(s);
+        let hard_deadline = started + limits.hard_time();
+        let session = session_id(&s.name);
+        let marker = self.config.approval_marker.as_deref();
+        let mut history: Vec<(Role, String)> = Vec::new();
+        let mut text = s.query.clone();
+        let mut number = 0;
+        let end = |result: &mut ScenarioResult, outcome, reason: String| {
+            result.outcome = outcome;
+            result.reason = reason;
+        };
+        loop {
+            number += 1;
+            let asked = Instant::now();
+            let reply = tokio::time::timeout_at(
+                hard_deadline.into(),
+                endpoint.send(&history, &text, &session),
+            )
+            .await;
+            let reply_ms = asked.elapsed().as_millis() as u64;
+            let mut turn = Turn {
+                number,
+                user: text.clone(),
+                agent: String::new(),
+                verdict: None,
+                confidence: 0.0,
+                reasoning: String::new(),
+                approval: None,
+                reply_ms,
+            };
+            let reply = match reply {
+                Ok(Ok(r)) => r,
+                Ok(Err(e)) => {
+                    result.turns.push(turn);
+                    return end(result, ScenarioOutcome::Error, e);
+                }
+                Err(_) => {
+                    result.turns.push(turn);
+                    return end(
+                        result,
+                        ScenarioOutcome::Failed,
+                        format!(
+                            "hard time limit: no reply within {}s (2 × max_time_seconds {})",
+                            limits.hard_time().as_secs(),
+                            limits.max_time.as_secs()
+                        ),
+                    );
+                }
+            };
+            turn.agent = crate::text::clip(&reply, REPLY_KEPT);
+            history.push((Role::User, std::mem::take(&mut text)));
+            history.push((Role::Agent, reply.clone()));
+            let elapsed = started.elapsed();
+            scenario::report_warnings(number, elapsed, &limits, &mut result.warnings);
+            let next = if scenario::is_approval_prompt(&reply, marker) {
+                let next = scenario::after_approval_prompt(number, &limits);
+                turn.approval = Some(match &next {
+                    Next::Send(answer) => format!("approval prompt answered `{answer}`"),
+                    Next::End(..) => "approval prompt left for a human".into(),
+                });
+                result.turns.push(turn);
+                next
+            } else {
+                result.turns.push(turn);
+                let warnings = scenario::judge_warnings(number, elapsed, &limits);
+                let task = judge::task(&Brief {
+                    name: &s.name,
+                    pass_criteria: &s.pass_criteria,
+                    context: s.context.as_deref(),
+                    turns: &result.turns,
+                    turn: number,
+                    max_turns: limits.max_turns,
+                    warnings: &warnings,
+                });
+                match self.judge.judge(task).await {
+                    Ok(j) => {
+                        if let Some(t) = result.turns.last_mut() {
+                            t.verdict = Some(j.verdict);
+                            t.confidence = j.confidence;
+                            t.reasoning = j.reasoning.clone();
+                        }
+                        scenario::after_judgement(&j, number, &limits)
+                    }
+                    Err(e) => return end(result, ScenarioOutcome::Error, e),
+                }
+            };
+            match next {
+                Next::End(outcome, reason) => return end(result, outcome, reason),
+                Next::Send(follow_up) => {
+                    if started.elapsed() >= limits.hard_time() {
+                        return end(
+                            result,
+                            ScenarioOutcome::Failed,
+                            format!(
+                                "hard time limit: no decision within {}s (2 × max_time_seconds {})",
+                                limits.hard_time().as_secs(),
+                                limits.max_time.as_secs()
+                            ),
+                        );
+                    }
+                    text = follow_up;
+                }
+            }
+        }
+    }
+}
+
+/// A scenario result with no turns yet.
+fn unrun(s: &ScenarioConfig, reason: &str) -> ScenarioResult {
+    ScenarioResult {
+        name: s.name.clone(),
+        required: Limits::of(s).required,
+        outcome: ScenarioOutcome::Error,
+        reason: reason.to_string(),
+        turns: Vec::new(),
+        warnings: Vec::new(),
+        pass_criteria: s.pass_criteria.clone(),
+        duration_ms: 0,
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or_default()
+}
+
+/// A fresh session id per scenario run: `qa-loop-<name>-<random>`.
+fn session_id(name: &str) -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    let slug: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect::<String>()
+        .split('-')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-");
+    format!(
+        "qa-loop-{}-{:016x}",
+        crate::text::prefix(&slug, 40),
+        h.finish()
+    )
+}
+
+/// Where the app's output goes in pass `pass`.
+pub fn log_path(log_dir: &Path, pass: u32) -> PathBuf {
+    log_dir
+        .join(format!("pass-{pass}"))
+        .join("conversations-app.log")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_are_fresh_and_readable() {
+        let a = session_id("Lists my Repos!");
+        let b = session_id("Lists my Repos!");
+        assert!(a.starts_with("qa-loop-lists-my-repos-"), "{a}");
+        assert_ne!(a, b);
+    }
+}
