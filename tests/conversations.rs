@@ -93,6 +93,8 @@ async fn model(State(state): State<Arc<Mutex<ModelState>>>, Json(body): Json<Val
     } else {
         s.judge_requests.push(body.clone());
         match s.judge.pop_front() {
+            // A string is sent as written (an unreadable answer); an object as its JSON.
+            Some(Value::String(raw)) => json!({"role": "assistant", "content": raw}),
             Some(answer) => json!({"role": "assistant", "content": answer.to_string()}),
             None => {
                 return (
@@ -423,6 +425,12 @@ fn pass_on_turn_one_continue_then_pass_and_fail_and_the_agent_never_sees_the_con
     assert_ne!(sessions[2], sessions[3]);
     // JUnit: a test case per scenario with its transcript; the report shows each turn.
     let junit = std::fs::read_to_string(dir.path().join(".qa-loop/qa-loop-junit.xml")).unwrap();
+    // Kept for the junitparser check in `.ci/run`.
+    std::fs::write(
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("conversations-junit.xml"),
+        &junit,
+    )
+    .unwrap();
     assert!(
         junit
             .contains("<testcase name=\"public repositories\" classname=\"qa-loop.conversations\""),
@@ -701,4 +709,49 @@ http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
             .unwrap()
             .contains("1 scenario(s) not run")
     );
+}
+
+#[test]
+fn an_unreadable_judge_gets_one_repair_request_then_the_scenario_is_an_error() {
+    let agent = Agent::start();
+    let model = Model::start(vec![
+        json!("Looks good to me!"),
+        judged("pass", "lists foo and bar", ""),
+        json!("PASS"),
+        json!("I said PASS."),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    project(
+        dir.path(),
+        &format!(
+            "  endpoint: {}\n  scenarios:\n\
+             \x20   - name: repaired\n      query: List my repositories\n      pass_criteria: lists foo and bar\n\
+             \x20   - name: unreadable\n      query: List my repositories\n      pass_criteria: lists foo and bar\n",
+            agent.url("/v1/chat/completions")
+        ),
+    );
+    let o = run(dir.path(), &model);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let r = result(dir.path());
+    let s = scenarios(&r);
+    assert_eq!(s["repaired"]["outcome"], "passed");
+    assert_eq!(s["unreadable"]["outcome"], "error");
+    let reason = s["unreadable"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("unreadable after one repair request"),
+        "{reason}"
+    );
+    // The repair request carries the first answer and asks for the JSON object.
+    let st = model.state.lock().unwrap();
+    let repair = &st.judge_requests[1]["messages"];
+    // system, the task, the unreadable answer, the repair request
+    assert_eq!(repair.as_array().unwrap().len(), 4, "{repair}");
+    assert_eq!(repair[2]["content"], "Looks good to me!");
+    assert!(
+        repair[3]["content"]
+            .as_str()
+            .unwrap()
+            .contains("could not be read")
+    );
+    assert_eq!(st.judge.len(), 0);
 }
