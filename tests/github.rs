@@ -1248,6 +1248,80 @@ fn critical_changes_need_a_sign_off_by_a_writer() {
     );
 }
 
+/// A conversation scenario left for a human (`approval_mode: manual`: the agent asked for an
+/// approval) holds the check at `action_required` until a writer's `/qa approve` signs it off.
+#[test]
+fn a_conversation_waiting_for_a_human_is_signed_off_by_a_writers_qa_approve() {
+    let agent = serve(axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(|| async {
+            Json(json!({"id": "chatcmpl-a", "object": "chat.completion", "created": 1_763_700_000,
+                "model": "agent", "choices": [{"index": 0, "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "APPROVAL REQUIRED: merge both accounts?"}}]}))
+        }),
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), json!([verdict("approved", 95)]));
+    std::fs::write(
+        dir.path().join("calc.py"),
+        "def add(a, b):\n    return a + b\n",
+    )
+    .unwrap();
+    let config = std::fs::read_to_string(dir.path().join("qa-loop.yml")).unwrap();
+    std::fs::write(
+        dir.path().join("qa-loop.yml"),
+        format!(
+            "{config}conversations:\n  endpoint: http://{agent}/v1/chat/completions\n  approval_marker: APPROVAL REQUIRED\n  scenarios:\n    - name: merges accounts\n      query: Merge my two accounts\n      pass_criteria: The accounts are merged\n      approval_mode: manual\n"
+        ),
+    )
+    .unwrap();
+    let gh: Shared = Arc::default();
+    let api = start(gh.clone());
+    let o = run(dir.path(), &api, &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    {
+        let g = gh.lock().unwrap();
+        assert_eq!(g.check_runs[0]["conclusion"], "action_required");
+        assert!(
+            g.issues.is_empty(),
+            "waiting for a human opens no escalation issue"
+        );
+    }
+    let gate = |dir: &Path| {
+        let r = qa_result(dir);
+        r["history"].as_array().unwrap().last().unwrap()["verification"]["gates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"] == "conversation:merges accounts")
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(gate(dir.path())["status"], "pending");
+    // By a writer: the scenario is signed off, the check turns green.
+    gh.lock().unwrap().writers.push("Codertocat".into());
+    std::fs::write(
+        dir.path().join("session.json"),
+        json!({"calls": [verdict("approved", 95)]}).to_string(),
+    )
+    .unwrap();
+    let o = run_comment(dir.path(), &api, "/qa approve");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        gh.lock().unwrap().check_runs.last().unwrap()["conclusion"],
+        "success"
+    );
+    let g = gate(dir.path());
+    assert_eq!(g["status"], "passed");
+    assert!(
+        g["summary"]
+            .as_str()
+            .unwrap()
+            .contains("signed off by @Codertocat"),
+        "{g}"
+    );
+}
+
 /// `pull_request_target` runs untrusted code with a write token: review only, never a push.
 #[test]
 fn pull_request_target_only_reviews() {
