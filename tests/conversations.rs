@@ -640,6 +640,36 @@ fn a_start_command_that_crashes_and_a_dead_ready_url_are_clear_errors_not_hangs(
         "{summary}"
     );
     assert!(summary.contains("http://127.0.0.1:9/health"), "{summary}");
+
+    // No `start`, no `ready_url`, and nothing listens: one issue saying so, not one per scenario.
+    let dir = tempfile::tempdir().unwrap();
+    project(
+        dir.path(),
+        "  endpoint: http://127.0.0.1:9/v1/chat/completions\n  scenarios:\n\
+         \x20   - name: first\n      query: List my repositories\n      pass_criteria: lists foo and bar\n\
+         \x20   - name: second\n      query: List my repositories\n      pass_criteria: lists foo and bar\n",
+    );
+    let o = run(dir.path(), &model);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let r = result(dir.path());
+    let summary = gate(&r, "conversations")["summary"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        summary.contains("cannot reach the agent at http://127.0.0.1:9"),
+        "{summary}"
+    );
+    assert!(summary.contains("set `conversations.start`"), "{summary}");
+    assert_eq!(r["issues"].as_array().unwrap().len(), 1, "{}", r["issues"]);
+    let s = scenarios(&r);
+    assert_eq!(s["first"]["outcome"], "error");
+    assert!(
+        s["second"]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("not run")
+    );
     assert_eq!(model.judge_tasks().len(), 0);
 }
 

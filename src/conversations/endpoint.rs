@@ -15,6 +15,9 @@ use crate::config::ConversationsConfig;
 /// The longest reply read (bytes); longer ones are an error rather than a memory risk.
 const MAX_REPLY_BYTES: usize = 2 * 1024 * 1024;
 
+/// How an error that no connection could be made starts.
+pub const UNREACHABLE: &str = "cannot reach the agent at";
+
 /// What the agent's endpoint speaks.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Wire {
@@ -93,13 +96,7 @@ impl Endpoint {
             .body(self.body(history, text, session))
             .send()
             .await
-            .map_err(|e| {
-                format!(
-                    "cannot reach the agent at {}: {}",
-                    self.url,
-                    error_chain(&e)
-                )
-            })?;
+            .map_err(|e| format!("{UNREACHABLE} {}: {}", self.url, error_chain(&e)))?;
         let status = response.status();
         let streamed = response
             .headers()
@@ -295,19 +292,17 @@ fn sse_done(body: &[u8]) -> bool {
         .any(|l| l.trim() == "data: [DONE]" || l.trim() == "data:[DONE]")
 }
 
-/// An error with its causes (reqwest's own text hides "connection refused").
+/// The innermost cause of an error ("Connection refused (os error 111)"), which reqwest's own
+/// text hides behind "error sending request".
 pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let t = s.to_string();
-        if !out.contains(&t) {
-            out.push_str(": ");
-            out.push_str(&t);
-        }
-        source = s.source();
+    let mut root = e;
+    while let Some(s) = root.source() {
+        root = s;
     }
-    out
+    match root.to_string() {
+        t if t.trim().is_empty() => e.to_string(),
+        t => t,
+    }
 }
 
 #[cfg(test)]

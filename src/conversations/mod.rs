@@ -104,7 +104,10 @@ impl Conversations<'_> {
             return not_run(&why);
         }
         let mut out = SuiteOutcome::default();
+        // Why the agent is gone (it exited, or cannot be reached), and the scenario that found out:
+        // its result stays in the report, and the one `conversations` gate carries the issue.
         let mut gone: Option<String> = None;
+        let mut found_gone: Option<usize> = None;
         for s in &cfg.scenarios {
             if let Some(reason) = cancel.reason() {
                 out.results.push(unrun(
@@ -143,14 +146,22 @@ impl Conversations<'_> {
                     "the agent under test exited during `{}`: {why}",
                     s.name
                 ));
+            } else if result.outcome == ScenarioOutcome::Error
+                && result.reason.starts_with(endpoint::UNREACHABLE)
+            {
+                // The next scenarios would only fail the same way.
+                gone = Some(result.reason.clone());
+            }
+            if gone.is_some() && found_gone.is_none() {
+                found_gone = Some(out.results.len());
             }
             result.duration_ms = started.elapsed().as_millis() as u64;
             tracing::info!(scenario = %s.name, outcome = result.outcome.as_str(), reason = %result.reason, "scenario finished");
             out.results.push(result);
         }
         app.stop().await;
-        for r in &out.results {
-            if r.turns.is_empty() && r.reason.starts_with("not run") {
+        for (i, r) in out.results.iter().enumerate() {
+            if Some(i) == found_gone || (r.turns.is_empty() && r.reason.starts_with("not run")) {
                 continue;
             }
             out.gates.push(scenario::gate(r));
@@ -218,7 +229,12 @@ impl Conversations<'_> {
                 Ok(Ok(r)) => r,
                 Ok(Err(e)) => {
                     result.turns.push(turn);
-                    return end(result, ScenarioOutcome::Error, e);
+                    let hint = if self.config.start.is_none() && e.contains("refused") {
+                        " (nothing listens there: start the agent in an earlier step, or set `conversations.start`)"
+                    } else {
+                        ""
+                    };
+                    return end(result, ScenarioOutcome::Error, format!("{e}{hint}"));
                 }
                 Err(_) => {
                     result.turns.push(turn);

@@ -196,16 +196,27 @@ pub fn gate(r: &ScenarioResult) -> Gate {
                 "Pass criteria: {}\n\nTranscript:\n{tail}",
                 r.pass_criteria.trim()
             ),
-            fix: format!(
-                "Change the agent so that, in the conversation starting with \"{}\", it meets: {}",
-                r.turns
-                    .first()
-                    .map_or("the scenario's query", |t| t.user.trim()),
-                r.pass_criteria.trim()
-            ),
+            fix: if r.outcome == ScenarioOutcome::Error {
+                format!(
+                    "Make the scenario run to a verdict (the agent must answer its chat endpoint): {}",
+                    first_line(&r.reason)
+                )
+            } else {
+                format!(
+                    "Change the agent so that, in the conversation starting with \"{}\", it meets: {}",
+                    r.turns
+                        .first()
+                        .map_or("the scenario's query", |t| t.user.trim()),
+                    r.pass_criteria.trim()
+                )
+            },
         });
     }
     g
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or_default()
 }
 
 /// The last `max` bytes of `s` at a char boundary, with a marker when cut.
