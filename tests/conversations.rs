@@ -201,6 +201,10 @@ async fn chat(
             s.sessions.push(id.to_str().unwrap().to_string());
         }
     }
+    if users[0] == "Think very hard" {
+        // A stuck agent: answers long after any scenario's limit.
+        tokio::time::sleep(Duration::from_secs(60)).await;
+    }
     let reply = script(&users[0], &users);
     Json(json!({
         "id": "chatcmpl-agent", "object": "chat.completion", "created": 1_763_700_000, "model": "my-agent",
@@ -249,10 +253,10 @@ fn project(dir: &Path, conversations: &str) {
     git(dir, &["commit", "-q", "-m", "init"]);
 }
 
-fn run(dir: &Path, model: &Model) -> Output {
-    Command::cargo_bin("qa-loop")
-        .unwrap()
-        .current_dir(dir)
+/// `qa-loop run` in review mode against the fake model, outside GitHub.
+fn command(dir: &Path, model: &Model) -> std::process::Command {
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("qa-loop"));
+    c.current_dir(dir)
         .env_remove("GITHUB_BASE_REF")
         .env_remove("GITHUB_ACTIONS")
         .env("NO_COLOR", "1")
@@ -266,10 +270,23 @@ fn run(dir: &Path, model: &Model) -> Output {
             "--model",
             "gpt-4.1",
         ])
-        .args(["--base-url", &format!("http://{}/v1", model.addr)])
+        .args(["--base-url", &format!("http://{}/v1", model.addr)]);
+    c
+}
+
+fn run(dir: &Path, model: &Model) -> Output {
+    Command::from_std(command(dir, model))
         .timeout(Duration::from_secs(120))
         .output()
         .unwrap()
+}
+
+/// Runs qa-loop, checks its exit code (showing its log when it differs) and returns
+/// `qa-result.json`.
+fn run_expecting(dir: &Path, model: &Model, code: i32) -> Value {
+    let o = run(dir, model);
+    assert_eq!(o.status.code(), Some(code), "{}", stderr(&o));
+    result(dir)
 }
 
 fn result(dir: &Path) -> Value {
@@ -343,10 +360,7 @@ fn pass_on_turn_one_continue_then_pass_and_fail_and_the_agent_never_sees_the_con
             agent.url("/v1/chat/completions")
         ),
     );
-    let o = run(dir.path(), &model);
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    let r = result(dir.path());
+    let r = run_expecting(dir.path(), &model, 1);
     let s = scenarios(&r);
     assert_eq!(s["lists repositories"]["outcome"], "passed");
     assert_eq!(turns(&s["lists repositories"]).len(), 1);
@@ -491,11 +505,8 @@ fn soft_limit_then_pass_and_hard_limit_forced_fail_through_a_streamed_template_e
             agent.url("/chat")
         ),
     );
-    let o = run(dir.path(), &model);
-    let err = stderr(&o);
     // The hard-limited scenario is advisory: the run is approved.
-    assert_eq!(o.status.code(), Some(0), "{err}");
-    let r = result(dir.path());
+    let r = run_expecting(dir.path(), &model, 0);
     let s = scenarios(&r);
     assert_eq!(s["soft"]["outcome"], "passed");
     // The streamed reply was read whole.
@@ -551,12 +562,9 @@ fn approval_prompts_are_answered_per_mode_and_manual_waits_for_a_human_without_h
         ),
     );
     let started = Instant::now();
-    let o = run(dir.path(), &model);
-    let err = stderr(&o);
     // Review and gates approve, but a scenario waits for a human: escalated (3), not hung.
-    assert_eq!(o.status.code(), Some(3), "{err}");
+    let r = run_expecting(dir.path(), &model, 3);
     assert!(started.elapsed() < Duration::from_secs(60));
-    let r = result(dir.path());
     let s = scenarios(&r);
     assert_eq!(s["approve"]["outcome"], "passed");
     assert_eq!(
@@ -593,15 +601,12 @@ fn a_start_command_that_crashes_and_a_dead_ready_url_are_clear_errors_not_hangs(
          \x20   - name: lists repositories\n      query: List my repositories\n      pass_criteria: lists foo and bar\n",
     );
     let started = Instant::now();
-    let o = run(dir.path(), &model);
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    let r = run_expecting(dir.path(), &model, 1);
     assert!(
         started.elapsed() < Duration::from_secs(30),
         "{:?}",
         started.elapsed()
     );
-    let r = result(dir.path());
     let g = gate(&r, "conversations");
     assert_eq!(g["status"], "failed");
     let summary = g["summary"].as_str().unwrap();
@@ -627,10 +632,8 @@ fn a_start_command_that_crashes_and_a_dead_ready_url_are_clear_errors_not_hangs(
          \x20   - name: lists repositories\n      query: List my repositories\n      pass_criteria: lists foo and bar\n",
     );
     let started = Instant::now();
-    let o = run(dir.path(), &model);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let r = run_expecting(dir.path(), &model, 1);
     assert!(started.elapsed() < Duration::from_secs(30));
-    let r = result(dir.path());
     let summary = gate(&r, "conversations")["summary"]
         .as_str()
         .unwrap()
@@ -649,9 +652,7 @@ fn a_start_command_that_crashes_and_a_dead_ready_url_are_clear_errors_not_hangs(
          \x20   - name: first\n      query: List my repositories\n      pass_criteria: lists foo and bar\n\
          \x20   - name: second\n      query: List my repositories\n      pass_criteria: lists foo and bar\n",
     );
-    let o = run(dir.path(), &model);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let r = result(dir.path());
+    let r = run_expecting(dir.path(), &model, 1);
     let summary = gate(&r, "conversations")["summary"]
         .as_str()
         .unwrap()
@@ -710,11 +711,8 @@ http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
         ),
     );
     let started = Instant::now();
-    let o = run(dir.path(), &model);
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    let r = run_expecting(dir.path(), &model, 1);
     assert!(started.elapsed() < Duration::from_secs(60));
-    let r = result(dir.path());
     let s = scenarios(&r);
     assert_eq!(s["first"]["outcome"], "error");
     let reason = s["first"]["reason"].as_str().unwrap();
@@ -760,9 +758,7 @@ fn an_unreadable_judge_gets_one_repair_request_then_the_scenario_is_an_error() {
             agent.url("/v1/chat/completions")
         ),
     );
-    let o = run(dir.path(), &model);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let r = result(dir.path());
+    let r = run_expecting(dir.path(), &model, 1);
     let s = scenarios(&r);
     assert_eq!(s["repaired"]["outcome"], "passed");
     assert_eq!(s["unreadable"]["outcome"], "error");
@@ -784,4 +780,83 @@ fn an_unreadable_judge_gets_one_repair_request_then_the_scenario_is_an_error() {
             .contains("could not be read")
     );
     assert_eq!(st.judge.len(), 0);
+}
+
+#[test]
+fn a_stuck_agent_hits_the_hard_time_limit_and_sigterm_stops_a_waiting_run_at_once() {
+    let agent = Agent::start();
+    let model = Model::start(vec![judged("pass", "lists foo and bar", "")]);
+    let dir = tempfile::tempdir().unwrap();
+    project(
+        dir.path(),
+        &format!(
+            "  endpoint: {}\n  scenarios:\n\
+             \x20   - name: stuck\n      query: Think very hard\n      pass_criteria: answers\n      max_time_seconds: 1\n\
+             \x20   - name: after\n      query: List my repositories\n      pass_criteria: lists foo and bar\n",
+            agent.url("/v1/chat/completions")
+        ),
+    );
+    let started = Instant::now();
+    let r = run_expecting(dir.path(), &model, 1);
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    let s = scenarios(&r);
+    assert_eq!(s["stuck"]["outcome"], "failed");
+    let reason = s["stuck"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("hard time limit: no reply within 2s"),
+        "{reason}"
+    );
+    // The next scenario still runs: the agent is slow, not gone.
+    assert_eq!(s["after"]["outcome"], "passed");
+
+    // SIGTERM while qa-loop waits on the agent (default limits: 10 minutes): it stops within
+    // seconds, stops the app it started, and writes its reports.
+    let agent = Agent::start();
+    let dir = tempfile::tempdir().unwrap();
+    project(
+        dir.path(),
+        &format!(
+            "  start: \"echo $$ > app.pid; exec sleep 600\"\n  endpoint: {}\n  scenarios:\n\
+             \x20   - name: stuck\n      query: Think very hard\n      pass_criteria: answers\n",
+            agent.url("/v1/chat/completions")
+        ),
+    );
+    let mut child = command(dir.path(), &model)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the scenario is under way (the agent got the message).
+    let waiting = Instant::now();
+    while agent.bodies().is_empty() {
+        assert!(
+            waiting.elapsed() < Duration::from_secs(30),
+            "the scenario never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = std::fs::read_to_string(dir.path().join("app.pid")).unwrap();
+    let stopped = Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert!(
+        stopped.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        stopped.elapsed()
+    );
+    assert_eq!(status.code(), Some(4));
+    let r = result(dir.path());
+    assert_eq!(r["verdict"], "error");
+    let pid: i32 = pid.trim().parse().unwrap();
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists() || is_zombie(pid),
+        "the app (pid {pid}) still runs"
+    );
 }

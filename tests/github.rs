@@ -1182,6 +1182,30 @@ fn max_iterations_hold_across_runs() {
 
 /// `critical` risk: an approval waits for `/qa approve` from a user with write access; one
 /// without it changes nothing.
+/// A first run that approves but waits for a human: exit 3, the check `action_required`, and no
+/// escalation issue.
+fn waits_for_a_signoff(dir: &Path, api: &str, gh: &Shared) {
+    let o = run(dir, api, &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let g = gh.lock().unwrap();
+    assert_eq!(g.check_runs[0]["conclusion"], "action_required");
+    assert!(
+        g.issues.is_empty(),
+        "waiting for a human opens no escalation issue"
+    );
+}
+
+/// `/qa approve` by a user with write access (the reviewer approves again).
+fn approve_as_writer(dir: &Path, api: &str, gh: &Shared) -> Output {
+    gh.lock().unwrap().writers.push("Codertocat".into());
+    std::fs::write(
+        dir.join("session.json"),
+        json!({"calls": [verdict("approved", 95)]}).to_string(),
+    )
+    .unwrap();
+    run_comment(dir, api, "/qa approve")
+}
+
 #[test]
 fn critical_changes_need_a_sign_off_by_a_writer() {
     let dir = tempfile::tempdir().unwrap();
@@ -1202,16 +1226,7 @@ fn critical_changes_need_a_sign_off_by_a_writer() {
     .unwrap();
     let gh: Shared = Arc::default();
     let api = start(gh.clone());
-    let o = run(dir.path(), &api, &[]);
-    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    {
-        let g = gh.lock().unwrap();
-        assert_eq!(g.check_runs[0]["conclusion"], "action_required");
-        assert!(
-            g.issues.is_empty(),
-            "waiting for a sign-off opens no escalation issue"
-        );
-    }
+    waits_for_a_signoff(dir.path(), &api, &gh);
     // `/qa approve` by someone without write access: still waiting.
     std::fs::write(
         dir.path().join("session.json"),
@@ -1226,13 +1241,7 @@ fn critical_changes_need_a_sign_off_by_a_writer() {
         String::from_utf8_lossy(&o.stderr)
     );
     // By a writer: approved.
-    gh.lock().unwrap().writers.push("Codertocat".into());
-    std::fs::write(
-        dir.path().join("session.json"),
-        json!({"calls": [verdict("approved", 95)]}).to_string(),
-    )
-    .unwrap();
-    let o = run_comment(dir.path(), &api, "/qa approve");
+    let o = approve_as_writer(dir.path(), &api, &gh);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let g = gh.lock().unwrap();
     assert_eq!(g.check_runs.last().unwrap()["conclusion"], "success");
@@ -1277,16 +1286,7 @@ fn a_conversation_waiting_for_a_human_is_signed_off_by_a_writers_qa_approve() {
     .unwrap();
     let gh: Shared = Arc::default();
     let api = start(gh.clone());
-    let o = run(dir.path(), &api, &[]);
-    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    {
-        let g = gh.lock().unwrap();
-        assert_eq!(g.check_runs[0]["conclusion"], "action_required");
-        assert!(
-            g.issues.is_empty(),
-            "waiting for a human opens no escalation issue"
-        );
-    }
+    waits_for_a_signoff(dir.path(), &api, &gh);
     let gate = |dir: &Path| {
         let r = qa_result(dir);
         r["history"].as_array().unwrap().last().unwrap()["verification"]["gates"]
@@ -1299,13 +1299,7 @@ fn a_conversation_waiting_for_a_human_is_signed_off_by_a_writers_qa_approve() {
     };
     assert_eq!(gate(dir.path())["status"], "pending");
     // By a writer: the scenario is signed off, the check turns green.
-    gh.lock().unwrap().writers.push("Codertocat".into());
-    std::fs::write(
-        dir.path().join("session.json"),
-        json!({"calls": [verdict("approved", 95)]}).to_string(),
-    )
-    .unwrap();
-    let o = run_comment(dir.path(), &api, "/qa approve");
+    let o = approve_as_writer(dir.path(), &api, &gh);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(
         gh.lock().unwrap().check_runs.last().unwrap()["conclusion"],

@@ -238,15 +238,8 @@ impl Conversations<'_> {
                 }
                 Err(_) => {
                     result.turns.push(turn);
-                    return end(
-                        result,
-                        ScenarioOutcome::Failed,
-                        format!(
-                            "hard time limit: no reply within {}s (2 × max_time_seconds {})",
-                            limits.hard_time().as_secs(),
-                            limits.max_time.as_secs()
-                        ),
-                    );
+                    let why = limits.hard_time_limit("no reply");
+                    return end(result, ScenarioOutcome::Failed, why);
                 }
             };
             turn.agent = crate::text::clip(&reply, REPLY_KEPT);
@@ -290,15 +283,8 @@ impl Conversations<'_> {
                 Next::End(outcome, reason) => return end(result, outcome, reason),
                 Next::Send(follow_up) => {
                     if started.elapsed() >= limits.hard_time() {
-                        return end(
-                            result,
-                            ScenarioOutcome::Failed,
-                            format!(
-                                "hard time limit: no decision within {}s (2 × max_time_seconds {})",
-                                limits.hard_time().as_secs(),
-                                limits.max_time.as_secs()
-                            ),
-                        );
+                        let why = limits.hard_time_limit("no decision");
+                        return end(result, ScenarioOutcome::Failed, why);
                     }
                     text = follow_up;
                 }

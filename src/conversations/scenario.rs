@@ -45,6 +45,15 @@ impl Limits {
     pub fn hard_time(&self) -> Duration {
         self.max_time.saturating_mul(2)
     }
+
+    /// Why a scenario failed at the hard time limit: `what` (no reply, no decision) came in time.
+    pub fn hard_time_limit(&self, what: &str) -> String {
+        format!(
+            "hard time limit: {what} within {}s (2 × max_time_seconds {})",
+            self.hard_time().as_secs(),
+            self.max_time.as_secs()
+        )
+    }
 }
 
 /// What happens next in a scenario.
