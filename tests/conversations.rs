@@ -80,9 +80,24 @@ fn judged(verdict: &str, reasoning: &str, follow_up: &str) -> Value {
     json!({"verdict": verdict, "confidence": 0.9, "reasoning": reasoning, "follow_up": follow_up})
 }
 
+/// A judge answer that never comes (the request hangs for a minute).
+const HANG: &str = "HANG";
+
 async fn model(State(state): State<Arc<Mutex<ModelState>>>, Json(body): Json<Value>) -> Response {
-    let mut s = state.lock().unwrap();
     let reviewer = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+    let hang = {
+        let mut s = state.lock().unwrap();
+        let hang = !reviewer && s.judge.front() == Some(&json!(HANG));
+        if hang {
+            s.judge.pop_front();
+            s.judge_requests.push(body.clone());
+        }
+        hang
+    };
+    if hang {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+    }
+    let mut s = state.lock().unwrap();
     let message = if reviewer {
         s.reviewer_calls += 1;
         json!({"role": "assistant", "content": null, "tool_calls": [{
@@ -785,14 +800,15 @@ fn an_unreadable_judge_gets_one_repair_request_then_the_scenario_is_an_error() {
 #[test]
 fn a_stuck_agent_hits_the_hard_time_limit_and_sigterm_stops_a_waiting_run_at_once() {
     let agent = Agent::start();
-    let model = Model::start(vec![judged("pass", "lists foo and bar", "")]);
+    let model = Model::start(vec![judged("pass", "lists foo and bar", ""), json!(HANG)]);
     let dir = tempfile::tempdir().unwrap();
     project(
         dir.path(),
         &format!(
             "  endpoint: {}\n  scenarios:\n\
              \x20   - name: stuck\n      query: Think very hard\n      pass_criteria: answers\n      max_time_seconds: 1\n\
-             \x20   - name: after\n      query: List my repositories\n      pass_criteria: lists foo and bar\n",
+             \x20   - name: after\n      query: List my repositories\n      pass_criteria: lists foo and bar\n\
+             \x20   - name: stuck judge\n      query: List my repositories\n      pass_criteria: lists foo and bar\n      max_time_seconds: 1\n",
             agent.url("/v1/chat/completions")
         ),
     );
@@ -812,6 +828,13 @@ fn a_stuck_agent_hits_the_hard_time_limit_and_sigterm_stops_a_waiting_run_at_onc
     );
     // The next scenario still runs: the agent is slow, not gone.
     assert_eq!(s["after"]["outcome"], "passed");
+    // A judge that does not answer is bounded by the same hard limit.
+    assert_eq!(s["stuck judge"]["outcome"], "failed");
+    let reason = s["stuck judge"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("no decision from the judge within 2s"),
+        "{reason}"
+    );
 
     // SIGTERM while qa-loop waits on the agent (default limits: 10 minutes): it stops within
     // seconds, stops the app it started, and writes its reports.
@@ -825,10 +848,8 @@ fn a_stuck_agent_hits_the_hard_time_limit_and_sigterm_stops_a_waiting_run_at_onc
             agent.url("/v1/chat/completions")
         ),
     );
-    let mut child = command(dir.path(), &model)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let log = std::fs::File::create(dir.path().join("qa-loop.log")).unwrap();
+    let mut child = command(dir.path(), &model).stderr(log).spawn().unwrap();
     // Wait until the scenario is under way (the agent got the message).
     let waiting = Instant::now();
     while agent.bodies().is_empty() {
@@ -854,6 +875,10 @@ fn a_stuck_agent_hits_the_hard_time_limit_and_sigterm_stops_a_waiting_run_at_onc
     assert_eq!(status.code(), Some(4));
     let r = result(dir.path());
     assert_eq!(r["verdict"], "error");
+    // Stopped with qa-loop, the app is not blamed for exiting.
+    let log = std::fs::read_to_string(dir.path().join("qa-loop.log")).unwrap();
+    assert!(log.contains("reason=stopped by SIGTERM"), "{log}");
+    assert!(!log.contains("exited during"), "{log}");
     let pid: i32 = pid.trim().parse().unwrap();
     assert!(
         !Path::new(&format!("/proc/{pid}")).exists() || is_zombie(pid),

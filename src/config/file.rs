@@ -372,6 +372,9 @@ pub struct ConversationsConfig {
     pub scenarios: Vec<ScenarioConfig>,
 }
 
+/// The longest `max_time_seconds` and `ready_timeout`: a day.
+const MAX_SCENARIO_SECONDS: u64 = 24 * 3600;
+
 impl TryFrom<ConversationsFile> for ConversationsConfig {
     type Error = String;
 
@@ -387,6 +390,11 @@ impl TryFrom<ConversationsFile> for ConversationsConfig {
             }
         };
         url("endpoint", &f.endpoint)?;
+        if f.ready_timeout
+            .is_some_and(|d| d.0.as_secs() > MAX_SCENARIO_SECONDS)
+        {
+            return Err("conversations.ready_timeout: must be at most 24h".into());
+        }
         url("ready_url", &f.ready_url)?;
         if !f.scenarios.is_empty() && f.endpoint.is_none() {
             return Err("conversations: `endpoint` is required when `scenarios` are listed (the URL each user message is POSTed to)".into());
@@ -441,8 +449,15 @@ impl TryFrom<ConversationsFile> for ConversationsConfig {
             if s.max_turns == Some(0) {
                 return Err(format!("{at}.max_turns: must be at least 1"));
             }
-            if s.max_time_seconds == Some(0) {
-                return Err(format!("{at}.max_time_seconds: must be at least 1"));
+            if s.max_time_seconds
+                .is_some_and(|t| t == 0 || t > MAX_SCENARIO_SECONDS)
+            {
+                return Err(format!(
+                    "{at}.max_time_seconds: must be from 1 to {MAX_SCENARIO_SECONDS} (24 hours)"
+                ));
+            }
+            if s.max_turns.is_some_and(|t| t > 1000) {
+                return Err(format!("{at}.max_turns: must be from 1 to 1000"));
             }
             if s.approval_mode.is_some() && f.approval_marker.is_none() {
                 return Err(format!(

@@ -158,9 +158,11 @@ pub async fn probe_port(endpoint: &str, timeout: Duration) -> Result<(), String>
     let port = url.port_or_known_default().unwrap_or(80);
     let deadline = Instant::now() + timeout;
     loop {
-        let last = match tokio::net::TcpStream::connect((host.as_str(), port)).await {
-            Ok(_) => return Ok(()),
-            Err(e) => e.to_string(),
+        let connect = tokio::net::TcpStream::connect((host.as_str(), port));
+        let last = match tokio::time::timeout(Duration::from_secs(2), connect).await {
+            Ok(Ok(_)) => return Ok(()),
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => "connection attempt timed out".to_string(),
         };
         if Instant::now() + PROBE_EVERY >= deadline {
             return Err(format!(

@@ -96,7 +96,18 @@ impl Endpoint {
             .body(self.body(history, text, session))
             .send()
             .await
-            .map_err(|e| format!("{UNREACHABLE} {}: {}", self.url, error_chain(&e)))?;
+            .map_err(|e| {
+                if e.is_connect() {
+                    format!("{UNREACHABLE} {}: {}", self.url, error_chain(&e))
+                } else {
+                    // Connected, but the request failed (the handler died mid-request).
+                    format!(
+                        "the request to the agent at {} failed: {}",
+                        self.url,
+                        error_chain(&e)
+                    )
+                }
+            })?;
         let status = response.status();
         let streamed = response
             .headers()

@@ -29,7 +29,7 @@ use scenario::{Limits, Next};
 /// How long `ready_url` (or the endpoint's port) is waited for by default.
 pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// Characters of an agent reply kept in the transcript (the agent gets its whole reply back).
-const REPLY_KEPT: usize = 8000;
+const REPLY_KEPT: usize = 16_000;
 /// How long a refused connection waits for the app's exit to show.
 const CRASH_SETTLE: Duration = Duration::from_millis(500);
 
@@ -83,20 +83,28 @@ impl Conversations<'_> {
             None => App::none(),
         };
         let ready_timeout = cfg.ready_timeout.map_or(DEFAULT_READY_TIMEOUT, |d| d.0);
-        let ready = match (&cfg.ready_url, &cfg.start) {
-            (Some(url), _) => Some(app.during(app::probe_url(url, ready_timeout)).await),
-            (None, Some(_)) => Some(
-                app.during(app::probe_port(&endpoint.url, ready_timeout))
-                    .await,
-            ),
-            (None, None) => None,
+        // Readiness, given up at once on SIGINT/SIGTERM.
+        let probe = async {
+            let probed = async {
+                match (&cfg.ready_url, &cfg.start) {
+                    (Some(url), _) => app::probe_url(url, ready_timeout).await,
+                    (None, Some(_)) => app::probe_port(&endpoint.url, ready_timeout).await,
+                    (None, None) => Ok(()),
+                }
+            };
+            tokio::select! {
+                reason = cancel.cancelled() => Err(format!("qa-loop was stopped by {reason}")),
+                r = probed => r,
+            }
         };
-        let not_ready = match ready {
-            Some(Err(app::Exited(why))) => Some(format!(
+        let ready = app.during(probe).await;
+        let not_ready = match (ready, cancel.reason()) {
+            (Ok(Ok(())), _) => None,
+            (_, Some(reason)) => Some(format!("qa-loop was stopped by {reason}")),
+            (Err(app::Exited(why)), None) => Some(format!(
                 "the agent under test exited before it was ready: {why}"
             )),
-            Some(Ok(Err(why))) => Some(format!("the agent under test is not ready: {why}")),
-            _ => None,
+            (Ok(Err(why)), None) => Some(format!("the agent under test is not ready: {why}")),
         };
         if let Some(why) = not_ready {
             tracing::error!("{why}");
@@ -139,7 +147,11 @@ impl Conversations<'_> {
                 // A refused connection: is the app dying?
                 app.settle(CRASH_SETTLE).await;
             }
-            if let Some(why) = app.exit() {
+            if let Some(reason) = cancel.reason() {
+                // The app was stopped with qa-loop: not its fault.
+                result.outcome = ScenarioOutcome::Error;
+                result.reason = format!("stopped by {reason}");
+            } else if let Some(why) = app.exit() {
                 result.outcome = ScenarioOutcome::Error;
                 result.reason = format!("the agent under test exited during this scenario: {why}");
                 gone = Some(format!(
@@ -208,14 +220,8 @@ impl Conversations<'_> {
         };
         loop {
             number += 1;
-            let asked = Instant::now();
-            let reply = tokio::time::timeout_at(
-                hard_deadline.into(),
-                endpoint.send(&history, &text, &session),
-            )
-            .await;
-            let reply_ms = asked.elapsed().as_millis() as u64;
-            let mut turn = Turn {
+            // Recorded before sending: an app dying on this message keeps it in the transcript.
+            result.turns.push(Turn {
                 number,
                 user: text.clone(),
                 agent: String::new(),
@@ -223,13 +229,24 @@ impl Conversations<'_> {
                 confidence: 0.0,
                 reasoning: String::new(),
                 approval: None,
-                reply_ms,
+                reply_ms: 0,
+            });
+            let asked = Instant::now();
+            let reply = tokio::time::timeout_at(
+                hard_deadline.into(),
+                endpoint.send(&history, &text, &session),
+            )
+            .await;
+            let Some(turn) = result.turns.last_mut() else {
+                return;
             };
+            turn.reply_ms = asked.elapsed().as_millis() as u64;
             let reply = match reply {
                 Ok(Ok(r)) => r,
                 Ok(Err(e)) => {
-                    result.turns.push(turn);
-                    let hint = if self.config.start.is_none() && e.contains("refused") {
+                    let hint = if self.config.start.is_none()
+                        && e.starts_with(endpoint::UNREACHABLE)
+                    {
                         " (nothing listens there: start the agent in an earlier step, or set `conversations.start`)"
                     } else {
                         ""
@@ -237,7 +254,6 @@ impl Conversations<'_> {
                     return end(result, ScenarioOutcome::Error, format!("{e}{hint}"));
                 }
                 Err(_) => {
-                    result.turns.push(turn);
                     let why = limits.hard_time_limit("no reply");
                     return end(result, ScenarioOutcome::Failed, why);
                 }
@@ -253,10 +269,8 @@ impl Conversations<'_> {
                     Next::Send(answer) => format!("approval prompt answered `{answer}`"),
                     Next::End(..) => "approval prompt left for a human".into(),
                 });
-                result.turns.push(turn);
                 next
             } else {
-                result.turns.push(turn);
                 let warnings = scenario::judge_warnings(number, elapsed, &limits);
                 let task = judge::task(&Brief {
                     name: &s.name,
@@ -267,8 +281,11 @@ impl Conversations<'_> {
                     max_turns: limits.max_turns,
                     warnings: &warnings,
                 });
-                match self.judge.judge(task).await {
-                    Ok(j) => {
+                // The judge is bounded by the scenario's hard time limit too.
+                let judged =
+                    tokio::time::timeout_at(hard_deadline.into(), self.judge.judge(task)).await;
+                match judged {
+                    Ok(Ok(j)) => {
                         if let Some(t) = result.turns.last_mut() {
                             t.verdict = Some(j.verdict);
                             t.confidence = j.confidence;
@@ -276,7 +293,11 @@ impl Conversations<'_> {
                         }
                         scenario::after_judgement(&j, number, &limits)
                     }
-                    Err(e) => return end(result, ScenarioOutcome::Error, e),
+                    Ok(Err(e)) => return end(result, ScenarioOutcome::Error, e),
+                    Err(_) => {
+                        let why = limits.hard_time_limit("no decision from the judge");
+                        return end(result, ScenarioOutcome::Failed, why);
+                    }
                 }
             };
             match next {

@@ -25,6 +25,14 @@ fn issues_table(out: &mut String, issues: &[Issue]) {
     }
 }
 
+/// Text of the agent under test (or about it) for a table cell or a line: no line breaks of any
+/// kind, no HTML (a `<!--` would hide the rest of the comment), no @-mentions.
+fn untrusted_cell(text: &str) -> String {
+    cell(&text.replace(['\r', '\n'], " "))
+        .replace('<', "&lt;")
+        .replace('@', "@\u{200b}")
+}
+
 /// Characters of a message shown in a conversation table cell.
 const TURN_CELL: usize = 300;
 
@@ -46,12 +54,12 @@ fn conversations_section(out: &mut String, scenarios: &[ScenarioResult]) {
             s.name,
             s.outcome.as_str().replace('_', " "),
             if s.required { "" } else { " (advisory)" },
-            s.reason.lines().next().unwrap_or_default(),
+            untrusted_cell(s.reason.lines().next().unwrap_or_default()),
             s.turns.len(),
             s.duration_ms as f64 / 1000.0
         ));
         for w in &s.warnings {
-            out.push_str(&format!("- ⚠️ {w}\n"));
+            out.push_str(&format!("- ⚠️ {}\n", untrusted_cell(w)));
         }
         if !s.warnings.is_empty() {
             out.push('\n');
@@ -69,10 +77,10 @@ fn conversations_section(out: &mut String, scenarios: &[ScenarioResult]) {
             out.push_str(&format!(
                 "| {} | {} | {} | {} | {} |\n",
                 t.number,
-                cell(&crate::text::clip(&t.user, TURN_CELL)),
-                cell(&crate::text::clip(&t.agent, TURN_CELL)),
-                cell(&judge),
-                cell(&crate::text::clip(&t.reasoning, TURN_CELL))
+                untrusted_cell(&crate::text::clip(&t.user, TURN_CELL)),
+                untrusted_cell(&crate::text::clip(&t.agent, TURN_CELL)),
+                untrusted_cell(&judge),
+                untrusted_cell(&crate::text::clip(&t.reasoning, TURN_CELL))
             ));
         }
         out.push('\n');
@@ -385,4 +393,19 @@ pub fn manual_test_plan(r: &RunReport<'_>) -> String {
     }
     out.push_str("- [ ] Existing behaviour still works (smoke-test the main flows)\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_text_cannot_break_the_table_hide_the_comment_or_mention_anyone() {
+        let text = "done|ok\r\n<!-- hide the rest\r@octo-org/admins please\nlook";
+        let c = untrusted_cell(text);
+        assert!(!c.contains(['\r', '\n']), "{c:?}");
+        assert!(!c.contains("<!--") && c.contains("&lt;!--"), "{c}");
+        assert!(!c.contains("@octo") && c.contains("@\u{200b}octo"), "{c}");
+        assert!(c.contains("done\\|ok"), "{c}");
+    }
 }
