@@ -51,6 +51,11 @@ fn targets() -> Vec<(&'static str, Vec<&'static str>, Target)> {
             ],
             comment,
         ),
+        (
+            "conversation",
+            vec!["tests/fixtures/fuzz/conversation"],
+            conversation,
+        ),
     ]
 }
 
@@ -115,8 +120,49 @@ fn comment(data: &[u8]) {
     let _ = qa_loop::github::comment::decode(&String::from_utf8_lossy(data));
 }
 
+/// The agent's replies (JSON or server-sent events, both wire formats), the judge's answers and
+/// the request template.
+fn conversation(data: &[u8]) {
+    use qa_loop::conversations::endpoint::{Endpoint, render_template, sse_data};
+    static ENDPOINTS: std::sync::OnceLock<[Endpoint; 2]> = std::sync::OnceLock::new();
+    let endpoints = ENDPOINTS.get_or_init(|| {
+        let cfg = |template: Option<&str>| qa_loop::config::ConversationsConfig {
+            start: None,
+            ready_url: None,
+            ready_timeout: None,
+            endpoint: Some("http://127.0.0.1:9/chat".into()),
+            request_template: template.map(str::to_string),
+            response_path: template.map(|_| "data.messages.1.text".to_string()),
+            approval_marker: None,
+            scenarios: Vec::new(),
+        };
+        [
+            Endpoint::new(&cfg(None)).unwrap(),
+            Endpoint::new(&cfg(Some(r#"{"m": {{text}}, "s": {{session}}}"#))).unwrap(),
+        ]
+    });
+    let s = String::from_utf8_lossy(data);
+    for e in endpoints {
+        let _ = e.reply_text(&s, false);
+        let _ = e.reply_text(&s, true);
+    }
+    let _ = sse_data(&s);
+    let _ = qa_loop::conversations::judge::parse(&s);
+    let body = render_template(r#"{"m": {{text}}, "s": {{session}}}"#, &s, &s);
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&body).is_ok(),
+        "a filled template is JSON whatever the text"
+    );
+}
+
 /// Tokens of the formats under test, inserted by the mutator.
 const TOKENS: &[&str] = &[
+    "data: ",
+    "data: [DONE]\n\n",
+    "\r\n\r\n",
+    "{{text}}",
+    "\"verdict\": \"continue\"",
+    "\"follow_up\": ",
     ":",
     ": ",
     "- ",
