@@ -333,6 +333,10 @@ fn gate<'a>(r: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no gate {name}"))
 }
 
+fn gate_summary(r: &Value, name: &str) -> String {
+    gate(r, name)["summary"].as_str().unwrap().to_string()
+}
+
 fn turns(s: &Value) -> Vec<(String, String)> {
     s["turns"]
         .as_array()
@@ -649,10 +653,7 @@ fn a_start_command_that_crashes_and_a_dead_ready_url_are_clear_errors_not_hangs(
     let started = Instant::now();
     let r = run_expecting(dir.path(), &model, 1);
     assert!(started.elapsed() < Duration::from_secs(30));
-    let summary = gate(&r, "conversations")["summary"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let summary = gate_summary(&r, "conversations");
     assert!(
         summary.contains("did not answer 2xx within 2s"),
         "{summary}"
@@ -668,10 +669,7 @@ fn a_start_command_that_crashes_and_a_dead_ready_url_are_clear_errors_not_hangs(
          \x20   - name: second\n      query: List my repositories\n      pass_criteria: lists foo and bar\n",
     );
     let r = run_expecting(dir.path(), &model, 1);
-    let summary = gate(&r, "conversations")["summary"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let summary = gate_summary(&r, "conversations");
     assert!(
         summary.contains("cannot reach the agent at http://127.0.0.1:9"),
         "{summary}"

@@ -1182,6 +1182,14 @@ fn max_iterations_hold_across_runs() {
 
 /// `critical` risk: an approval waits for `/qa approve` from a user with write access; one
 /// without it changes nothing.
+/// The project with `add` fixed (the reviewer approves) and its config edited by `edit`.
+fn approved_project(dir: &Path, edit: impl FnOnce(String) -> String) {
+    project(dir, json!([verdict("approved", 95)]));
+    std::fs::write(dir.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
+    let config = std::fs::read_to_string(dir.join("qa-loop.yml")).unwrap();
+    std::fs::write(dir.join("qa-loop.yml"), edit(config)).unwrap();
+}
+
 /// A first run that approves but waits for a human: exit 3, the check `action_required`, and no
 /// escalation issue.
 fn waits_for_a_signoff(dir: &Path, api: &str, gh: &Shared) {
@@ -1209,21 +1217,12 @@ fn approve_as_writer(dir: &Path, api: &str, gh: &Shared) -> Output {
 #[test]
 fn critical_changes_need_a_sign_off_by_a_writer() {
     let dir = tempfile::tempdir().unwrap();
-    project(dir.path(), json!([verdict("approved", 95)]));
-    std::fs::write(
-        dir.path().join("calc.py"),
-        "def add(a, b):\n    return a + b\n",
-    )
-    .unwrap();
-    let config = std::fs::read_to_string(dir.path().join("qa-loop.yml")).unwrap();
-    std::fs::write(
-        dir.path().join("qa-loop.yml"),
+    approved_project(dir.path(), |config| {
         config.replace(
             "risk_level: low",
             "risk_level: critical\ne2e_tests:\n  commands: [\"python3 test_calc.py\"]",
-        ),
-    )
-    .unwrap();
+        )
+    });
     let gh: Shared = Arc::default();
     let api = start(gh.clone());
     waits_for_a_signoff(dir.path(), &api, &gh);
@@ -1270,20 +1269,11 @@ fn a_conversation_waiting_for_a_human_is_signed_off_by_a_writers_qa_approve() {
         }),
     ));
     let dir = tempfile::tempdir().unwrap();
-    project(dir.path(), json!([verdict("approved", 95)]));
-    std::fs::write(
-        dir.path().join("calc.py"),
-        "def add(a, b):\n    return a + b\n",
-    )
-    .unwrap();
-    let config = std::fs::read_to_string(dir.path().join("qa-loop.yml")).unwrap();
-    std::fs::write(
-        dir.path().join("qa-loop.yml"),
+    approved_project(dir.path(), |config| {
         format!(
             "{config}conversations:\n  endpoint: http://{agent}/v1/chat/completions\n  approval_marker: APPROVAL REQUIRED\n  scenarios:\n    - name: merges accounts\n      query: Merge my two accounts\n      pass_criteria: The accounts are merged\n      approval_mode: manual\n"
-        ),
-    )
-    .unwrap();
+        )
+    });
     let gh: Shared = Arc::default();
     let api = start(gh.clone());
     waits_for_a_signoff(dir.path(), &api, &gh);

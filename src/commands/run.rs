@@ -141,8 +141,6 @@ struct RepoVerifier<'a> {
     /// Conversation scenarios against the project's chat agent, after the suites.
     conversations: Option<crate::conversations::Conversations<'a>>,
     log_dir: PathBuf,
-    /// Who signed off with `/qa approve`: also passes scenarios left for a human.
-    signed_off_by: Option<String>,
     /// `::group::` per phase in GitHub Actions.
     groups: bool,
     passes: u32,
@@ -164,14 +162,10 @@ impl Verifier for RepoVerifier<'_> {
                 &format!("qa-loop: conversations (pass {})", self.passes),
             );
             let log = crate::conversations::log_path(&self.log_dir, self.passes);
-            if let Some(dir) = log.parent()
-                && let Err(e) = std::fs::create_dir_all(dir)
-            {
-                tracing::warn!("cannot create {}: {e}", dir.display());
-            }
             let done = c.run(Some(log)).await;
             let mut gates = done.gates;
-            if let Some(login) = &self.signed_off_by {
+            // A `/qa approve` sign-off also passes scenarios left for a human.
+            if let Some(login) = self.verifier.signed_off_by() {
                 for g in gates
                     .iter_mut()
                     .filter(|g| g.status == crate::model::GateStatus::Pending)
@@ -749,7 +743,6 @@ pub async fn run(inputs: &Inputs, github: Option<OnGitHub<'_>>) -> Result<RunRes
                 root: root.clone(),
             }),
         log_dir: settings.out_dir.join(files::LOGS_DIR),
-        signed_off_by: None,
         groups: in_actions(),
         passes: 0,
     };
@@ -779,8 +772,7 @@ pub async fn run(inputs: &Inputs, github: Option<OnGitHub<'_>>) -> Result<RunRes
         let login = p.target().actor.clone();
         if p.can_write(&login).await {
             tracing::info!(login, "signed off by /qa approve");
-            verifier.verifier.set_signoff(Some(login.clone()));
-            verifier.signed_off_by = Some(login);
+            verifier.verifier.set_signoff(Some(login));
         } else {
             tracing::warn!(
                 login,

@@ -303,17 +303,11 @@ fn sse_done(body: &[u8]) -> bool {
         .any(|l| l.trim() == "data: [DONE]" || l.trim() == "data:[DONE]")
 }
 
-/// The innermost cause of an error ("Connection refused (os error 111)"), which reqwest's own
-/// text hides behind "error sending request".
+/// The innermost cause of an error ("Connection refused (os error 111)"), else its own text.
 pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut root = e;
-    while let Some(s) = root.source() {
-        root = s;
-    }
-    match root.to_string() {
-        t if t.trim().is_empty() => e.to_string(),
-        t => t,
-    }
+    crate::llm::http::root_cause(e)
+        .filter(|t| !t.trim().is_empty())
+        .unwrap_or_else(|| e.to_string())
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ use crate::verify::process::Launcher;
 use app::App;
 use endpoint::{Endpoint, Role};
 use judge::{Brief, Judge};
-use scenario::{Limits, Next};
+use scenario::{Limits, Next, first_line};
 
 /// How long `ready_url` (or the endpoint's port) is waited for by default.
 pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -55,12 +55,9 @@ impl Conversations<'_> {
         let required = cfg.scenarios.iter().any(|s| Limits::of(s).required);
         let not_run = |why: &str| -> SuiteOutcome {
             SuiteOutcome {
-                gates: vec![Gate::new(
-                    "conversations",
-                    IssueType::E2eTest,
+                gates: vec![suite_gate(
                     required,
-                    GateStatus::Failed,
-                    crate::text::clip(why.lines().next().unwrap_or_default(), 300),
+                    crate::text::clip(first_line(why), 300),
                     why,
                 )],
                 results: cfg
@@ -184,17 +181,11 @@ impl Conversations<'_> {
                 .iter()
                 .filter(|r| r.reason.starts_with("not run"))
                 .count();
-            out.gates.push(Gate::new(
-                "conversations",
-                IssueType::E2eTest,
-                required,
-                GateStatus::Failed,
-                format!(
-                    "{}; {skipped} scenario(s) not run",
-                    crate::text::clip(first_line(&why), 300)
-                ),
-                why,
-            ));
+            let summary = format!(
+                "{}; {skipped} scenario(s) not run",
+                crate::text::clip(first_line(&why), 300)
+            );
+            out.gates.push(suite_gate(required, summary, &why));
         }
         out
     }
@@ -314,6 +305,19 @@ impl Conversations<'_> {
     }
 }
 
+/// The failed `conversations` gate: the suite could not run (all or some of) its scenarios.
+/// `why` is the whole reason, with the app's output.
+fn suite_gate(required: bool, summary: String, why: &str) -> Gate {
+    Gate::new(
+        "conversations",
+        IssueType::E2eTest,
+        required,
+        GateStatus::Failed,
+        summary,
+        why,
+    )
+}
+
 /// A scenario result with no turns yet.
 fn unrun(s: &ScenarioConfig, reason: &str) -> ScenarioResult {
     ScenarioResult {
@@ -328,19 +332,8 @@ fn unrun(s: &ScenarioConfig, reason: &str) -> ScenarioResult {
     }
 }
 
-fn first_line(s: &str) -> &str {
-    s.lines().next().unwrap_or_default()
-}
-
 /// A fresh session id per scenario run: `qa-loop-<name>-<random>`.
 fn session_id(name: &str) -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
     let slug: String = name
         .chars()
         .map(|c| {
@@ -358,7 +351,7 @@ fn session_id(name: &str) -> String {
     format!(
         "qa-loop-{}-{:016x}",
         crate::text::prefix(&slug, 40),
-        h.finish()
+        crate::llm::http::random_u64()
     )
 }
 

@@ -224,7 +224,8 @@ pub fn gate(r: &ScenarioResult) -> Gate {
     g
 }
 
-fn first_line(s: &str) -> &str {
+/// The first line of `s` (a reason or an error may carry output below it).
+pub fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or_default()
 }
 

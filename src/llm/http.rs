@@ -238,17 +238,24 @@ fn transport_error(e: &reqwest::Error) -> String {
     } else {
         "request failed"
     };
-    let mut source = std::error::Error::source(e);
-    let mut detail = String::new();
-    while let Some(s) = source {
-        detail = s.to_string();
-        source = s.source();
-    }
+    let detail = root_cause(e).unwrap_or_default();
     if detail.is_empty() {
         kind.to_string()
     } else {
         format!("{kind}: {detail}")
     }
+}
+
+/// The text of an error's innermost cause ("Connection refused (os error 111)"), which reqwest's
+/// own text hides; none when it has no cause.
+pub(crate) fn root_cause(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut source = e.source();
+    let mut detail = None;
+    while let Some(s) = source {
+        detail = Some(s.to_string());
+        source = s.source();
+    }
+    detail
 }
 
 fn excerpt(text: &str) -> String {
@@ -257,6 +264,11 @@ fn excerpt(text: &str) -> String {
 
 /// A number in [0, 1) that differs between calls and processes (no RNG dependency needed).
 pub(crate) fn jitter() -> f64 {
+    (random_u64() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// 64 bits that differ between calls and processes (std's randomly keyed hasher over the clock).
+pub(crate) fn random_u64() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(
@@ -264,7 +276,7 @@ pub(crate) fn jitter() -> f64 {
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos()),
     );
-    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+    h.finish()
 }
 
 #[cfg(test)]

@@ -75,6 +75,11 @@ impl Verifier {
         self.signed_off_by = login;
     }
 
+    /// Who signed off with `/qa approve`, if anyone.
+    pub fn signed_off_by(&self) -> Option<&str> {
+        self.signed_off_by.as_deref()
+    }
+
     /// Streams every command's output to `dir/pass-<n>/<suite>-<k>.log`.
     pub fn with_logs(mut self, dir: PathBuf) -> Self {
         self.log_dir = Some(dir);
