@@ -17,8 +17,10 @@ pub mod github;
 pub mod llm;
 pub mod model;
 pub mod report;
+pub mod secrets;
 pub mod text;
 pub mod tools;
+pub mod trust;
 pub mod vcs;
 pub mod verify;
 

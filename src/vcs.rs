@@ -11,12 +11,13 @@ pub async fn git(root: &Path, args: &[&str]) -> Result<String, String> {
 
 /// `git` with further environment variables (e.g. `GIT_INDEX_FILE`).
 async fn git_with(root: &Path, args: &[&str], env: &[(&str, &Path)]) -> Result<String, String> {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(root)
-        .env_clear()
-        .envs(crate::config::env_vars::scrubbed_env())
-        .envs(env.iter().map(|(k, v)| (*k, *v)))
+    let mut cmd = isolated(root, &[]);
+    cmd.args(args).envs(env.iter().map(|(k, v)| (*k, *v)));
+    output(cmd, args).await
+}
+
+async fn output(mut cmd: Command, args: &[&str]) -> Result<String, String> {
+    let out = cmd
         .output()
         .await
         .map_err(|e| format!("cannot run git: {e}"))?;
@@ -28,6 +29,93 @@ async fn git_with(root: &Path, args: &[&str], env: &[(&str, &Path)]) -> Result<S
         ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A `git` command isolated from everything a test command (which runs as the same user) can
+/// change outside the repository: the environment without secrets, no global or system
+/// configuration (`~/.gitconfig` could add a `pushInsteadOf`, a proxy, `push.followTags`), no
+/// hooks, no fsmonitor, no terminal prompt; the checkout marked safe (the global
+/// `safe.directory` is not read). `config` adds entries, passed by environment, never argv.
+fn isolated(root: &Path, config: &[(&str, &str)]) -> Command {
+    let safe = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+    let safe = safe.display().to_string();
+    let mut entries: Vec<(&str, &str)> = vec![
+        ("core.hooksPath", "/dev/null"),
+        ("core.fsmonitor", "false"),
+        ("safe.directory", &safe),
+    ];
+    entries.extend_from_slice(config);
+    let mut cmd = Command::new("git");
+    cmd.current_dir(root)
+        .env_clear()
+        .envs(
+            crate::config::env_vars::scrubbed_env()
+                .into_iter()
+                .filter(|(k, _)| !k.starts_with("GIT_CONFIG")),
+        )
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_CONFIG_COUNT", entries.len().to_string());
+    for (i, (k, v)) in entries.iter().enumerate() {
+        cmd.env(format!("GIT_CONFIG_KEY_{i}"), k)
+            .env(format!("GIT_CONFIG_VALUE_{i}"), v);
+    }
+    cmd.stdin(std::process::Stdio::null());
+    cmd
+}
+
+/// Credentials for talking to a remote: a token, and the host whose persisted
+/// `http.<host>.extraheader` (left by `actions/checkout`) it replaces.
+#[derive(Debug, Clone)]
+pub struct Auth {
+    pub token: Option<crate::config::Secret>,
+    /// `https://github.com/` (`$GITHUB_SERVER_URL` + `/`).
+    pub host: String,
+}
+
+/// `git` talking to a remote with `auth`'s token. The token never appears in git's argv or
+/// environment (`/proc/<pid>/cmdline` and `environ` of a process are readable by a daemon a
+/// test left behind): it is written to a pipe that git's credential helper reads, one line per
+/// request. Without a token, the checkout's own credentials are used.
+pub async fn git_auth(root: &Path, auth: &Auth, args: &[&str]) -> Result<String, String> {
+    let Some(token) = &auth.token else {
+        return git(root, args).await;
+    };
+    let (reader, mut writer) =
+        std::io::pipe().map_err(|e| format!("cannot hand git the credential: {e}"))?;
+    {
+        use std::io::Write;
+        // One line per credential request git may make (a 401 retry asks again).
+        let lines = format!("{}\n", token.expose()).repeat(4);
+        writer
+            .write_all(lines.as_bytes())
+            .map_err(|e| format!("cannot hand git the credential: {e}"))?;
+    }
+    drop(writer);
+    // The read end is inherited by git and its helpers (it is close-on-exec by default).
+    nix::fcntl::fcntl(
+        &reader,
+        nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+    )
+    .map_err(|e| format!("cannot hand git the credential: {e}"))?;
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&reader);
+    let helper = format!(
+        "!f() {{ test \"$1\" = get || exit 0; IFS= read -r t <&{fd} || exit 0; echo username=x-access-token; echo \"password=$t\"; }}; f"
+    );
+    let header = format!("http.{}.extraheader", auth.host);
+    let config = [
+        // Empty values clear what the checkout persisted (its header, any helper).
+        (header.as_str(), ""),
+        ("http.extraheader", ""),
+        ("credential.helper", ""),
+        ("credential.helper", helper.as_str()),
+    ];
+    let mut cmd = isolated(root, &config);
+    cmd.args(args);
+    let result = output(cmd, args).await;
+    drop(reader);
+    result.map_err(|e| e.replace(token.expose(), "***"))
 }
 
 /// The commit to diff against: the merge base of `base` and `HEAD` (what a pull request changes),
@@ -73,7 +161,9 @@ pub async fn snapshot(root: &Path, exclude: &[String]) -> Result<String, String>
 }
 
 /// Stages every change of the working tree (.gitignore respected) except the `exclude` paths
-/// (qa-loop's own files), in the index `env` names (the repository's own by default).
+/// (qa-loop's own files, `.github/workflows/` unless allowed), in the index `env` names (the
+/// repository's own by default). Excluded paths keep their committed state: a tracked plan
+/// file is neither updated nor deleted by the stage.
 pub async fn stage_all(
     root: &Path,
     exclude: &[String],
@@ -81,10 +171,16 @@ pub async fn stage_all(
 ) -> Result<(), String> {
     git_with(root, &["add", "-A", "--", "."], env).await?;
     if !exclude.is_empty() {
-        // Removed afterwards: an exclude pathspec naming an ignored path makes `add` fail.
-        let mut args = vec!["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"];
-        args.extend(exclude.iter().map(|p| p.trim_end_matches('/')));
-        git_with(root, &args, env).await?;
+        // Reset afterwards: an exclude pathspec naming an ignored path makes `add` fail.
+        let paths: Vec<&str> = exclude.iter().map(|p| p.trim_end_matches('/')).collect();
+        let mut args = vec!["reset", "-q", "--"];
+        args.extend(&paths);
+        if git_with(root, &args, env).await.is_err() {
+            // No commit yet (nothing to reset to): unstage them instead.
+            let mut args = vec!["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"];
+            args.extend(&paths);
+            git_with(root, &args, env).await?;
+        }
     }
     Ok(())
 }

@@ -823,6 +823,11 @@ fn a_fixer_command_works_on_the_fix_request_without_secrets_and_its_failure_is_a
 /// (npm `@octokit/webhooks-examples` 7.6.1), `$GITHUB_OUTPUT` and `$GITHUB_STEP_SUMMARY` files.
 fn actions_run(dir: &Path, payload: &Value, extra: &[&str]) -> (Output, String, String) {
     let event = dir.join("event.json");
+    // The workflow checked out the PR head (qa-loop refuses to report on another commit).
+    let mut payload = payload.clone();
+    if payload.pointer("/pull_request/head/sha").is_some() {
+        payload["pull_request"]["head"]["sha"] = json!(git_out(dir, &["rev-parse", "HEAD"]));
+    }
     std::fs::write(&event, payload.to_string()).unwrap();
     let (out, summary) = (dir.join("gh-output"), dir.join("gh-summary"));
     let o = Command::cargo_bin("qa-loop")

@@ -17,6 +17,8 @@ use serde_json::{Value, json};
 
 const TOKEN: &str = "ghs_canary_github_token";
 const REPO: &str = "Codertocat/Hello-World";
+/// The PR head of the `pull_request.opened` fixture (replaced by the test repository's HEAD).
+const FIXTURE_HEAD: &str = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
 
 #[derive(Default)]
 struct Gh {
@@ -46,6 +48,8 @@ struct Gh {
     fork: Option<(String, String)>,
     /// Every request as received (URI, headers, body), for canary checks.
     raw: Vec<String>,
+    /// The PR head GitHub reports (`GET /pulls/2`); the fixture's when unset.
+    head: Option<String>,
     /// Answer every n-th write 2 s late (after performing it): past a 1 s client timeout.
     stall_every: Option<usize>,
     stall_pending: bool,
@@ -78,6 +82,9 @@ fn pr_object(g: &Gh, n: u64) -> Value {
         pr[side]["sha"] = event["pull_request"][side]["sha"].clone();
         pr[side]["repo"]["full_name"] = json!(REPO);
         pr[side]["label"] = json!(format!("Codertocat:{}", pr[side]["ref"].as_str().unwrap()));
+    }
+    if let Some(head) = &g.head {
+        pr["head"]["sha"] = json!(head);
     }
     if let Some((owner, sha)) = &g.fork {
         pr["head"]["repo"]["full_name"] = json!(format!("{owner}/Hello-World"));
@@ -601,6 +608,12 @@ fn actions_command(
     env: &[(&str, &str)],
 ) -> std::process::Command {
     let event = dir.join("event.json");
+    // The workflow checked out the PR head (qa-loop refuses to report on another commit), unless
+    // a test sets another head on purpose.
+    let mut payload = payload.clone();
+    if payload.pointer("/pull_request/head/sha") == Some(&json!(FIXTURE_HEAD)) {
+        payload["pull_request"]["head"]["sha"] = json!(git_out(dir, &["rev-parse", "HEAD"]));
+    }
     std::fs::write(&event, payload.to_string()).unwrap();
     let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("qa-loop"));
     c.current_dir(dir)
@@ -655,7 +668,9 @@ fn assert_published(o: &Output) {
 
 /// A `/qa …` comment on PR #2 (the examples package has none on a PR: `issue.pull_request`
 /// added, as FACTS.md says).
-fn run_comment(dir: &Path, api: &str, body: &str) -> Output {
+fn run_comment(dir: &Path, api: &str, gh: &Shared, body: &str) -> Output {
+    // GitHub reports the checked-out commit as the PR head.
+    gh.lock().unwrap().head = Some(git_out(dir, &["rev-parse", "HEAD"]));
     let mut p = payload("issue_comment.created");
     p["issue"]["number"] = json!(2);
     p["issue"]["pull_request"] =
@@ -704,15 +719,13 @@ fn an_approved_run_completes_one_check_and_one_comment_in_few_requests() {
     project(dir.path(), json!(calls));
     let gh: Shared = Arc::default();
     let api = start(gh.clone());
+    let pr_head = git_out(dir.path(), &["rev-parse", "HEAD"]);
     let o = run(dir.path(), &api, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let g = gh.lock().unwrap();
     assert_eq!(g.check_runs.len(), 1, "{:?}", g.requests);
     let check = &g.check_runs[0];
-    assert_eq!(
-        check["head_sha"], "ec26c3e57ca3a959ca5aad62de7213c562f8c821",
-        "the PR head, not a merge SHA"
-    );
+    assert_eq!(check["head_sha"], pr_head, "the PR head, not a merge SHA");
     assert_eq!(
         (check["status"].as_str(), check["conclusion"].as_str()),
         (Some("completed"), Some("success"))
@@ -1010,7 +1023,8 @@ fn escalation_opens_one_issue_and_labels_the_pr_and_an_approval_closes_it() {
         json!({"calls": [verdict("approved", 95)]}).to_string(),
     )
     .unwrap();
-    let o = run_comment(dir.path(), &api, "/qa resume");
+    gh.lock().unwrap().writers.push("Codertocat".into());
+    let o = run_comment(dir.path(), &api, &gh, "/qa resume");
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let g = gh.lock().unwrap();
     assert_eq!(g.issues[0]["state"], "closed");
@@ -1211,7 +1225,7 @@ fn approve_as_writer(dir: &Path, api: &str, gh: &Shared) -> Output {
         json!({"calls": [verdict("approved", 95)]}).to_string(),
     )
     .unwrap();
-    run_comment(dir, api, "/qa approve")
+    run_comment(dir, api, gh, "/qa approve")
 }
 
 #[test]
@@ -1232,7 +1246,7 @@ fn critical_changes_need_a_sign_off_by_a_writer() {
         json!({"calls": [verdict("approved", 95)]}).to_string(),
     )
     .unwrap();
-    let o = run_comment(dir.path(), &api, "/qa approve");
+    let o = run_comment(dir.path(), &api, &gh, "/qa approve");
     assert_eq!(
         o.status.code(),
         Some(3),
@@ -1317,14 +1331,10 @@ fn pull_request_target_only_reviews() {
     let before = git_out(&remote, &["rev-parse", "changes"]);
     let gh: Shared = Arc::default();
     let api = start(gh.clone());
-    let o = actions_run(
-        dir.path(),
-        &api,
-        "pull_request_target",
-        &payload("pull_request.opened"),
-        &[],
-        &[],
-    );
+    // The workflow checked out the head; its config is the base branch's (unchanged by the PR).
+    let mut p = payload("pull_request.opened");
+    p["pull_request"]["base"]["sha"] = json!(git_out(dir.path(), &["rev-parse", "HEAD"]));
+    let o = actions_run(dir.path(), &api, "pull_request_target", &p, &[], &[]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_eq!(
         std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
@@ -1460,6 +1470,8 @@ fn the_fork_safe_publisher_reviews_without_running_the_change() {
         p["workflow_run"]["head_sha"] = json!(sha);
         p["workflow_run"]["head_branch"] = json!("changes");
         p["workflow_run"]["head_repository"]["owner"]["login"] = json!("forker");
+        p["workflow_run"]["head_repository"]["full_name"] = json!("forker/Hello-World");
+        p["workflow_run"]["repository"]["full_name"] = json!(REPO);
         p
     };
 
@@ -1471,10 +1483,14 @@ fn the_fork_safe_publisher_reviews_without_running_the_change() {
         "{}",
         stderr(&o)
     );
-    assert!(
-        gh.lock().unwrap().requests.is_empty(),
-        "nothing sent to GitHub"
-    );
+    {
+        let g = gh.lock().unwrap();
+        assert!(
+            g.requests.iter().all(|r| r.starts_with("GET ")),
+            "only the pull request was read: {:?}",
+            g.requests
+        );
+    }
     assert!(!dir.path().join(".qa-loop").exists(), "nothing written");
 
     let o = actions_run(

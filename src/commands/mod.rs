@@ -51,6 +51,7 @@ pub enum Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    harden();
     let cli = Cli::parse();
     init_logging(&cli.flags);
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -65,6 +66,16 @@ pub fn main() -> ExitCode {
     };
     let exit = runtime.block_on(dispatch(cli));
     exit.into()
+}
+
+/// Keeps the secrets in this process (SPEC §10): non-dumpable, so a test command or a daemon it
+/// leaves behind, running as the same user, cannot read `/proc/<qa-loop>/environ`, `mem` or
+/// `fd/*`. A child starts dumpable again at `exec`; children never get the secrets.
+fn harden() {
+    #[cfg(target_os = "linux")]
+    if let Err(e) = nix::sys::prctl::set_dumpable(false) {
+        eprintln!("qa-loop: warning: cannot make the process non-dumpable: {e}");
+    }
 }
 
 fn init_logging(flags: &FlagLayer) {
@@ -131,34 +142,82 @@ async fn dispatch(cli: Cli) -> Exit {
         },
         Command::Status { json } => status_cmd(&root, &cli.flags, json),
         Command::Run => {
-            let inputs = match config::load_inputs(&root, &cli.flags) {
-                Ok(i) => i,
-                Err(e) => return bad_input(&e),
-            };
-            // Check the provider before anything is written.
-            if let Err(e) = run::provider(&inputs.settings) {
-                return run_error(&e);
-            }
             let actions = crate::github::actions::ActionsEnv::from_env(|n| std::env::var(n).ok());
-            let mut event = None;
-            if let Some(env) = &actions {
-                match gate(env, &inputs.settings) {
-                    Ok(Gate::Run(e)) => event = e,
-                    Ok(Gate::Skip(skip)) => {
-                        skipped(&skip);
+            // Trust is decided before any file of the checkout is read (SPEC §10).
+            let origin = match &actions {
+                Some(env) => match crate::github::origin::resolve(env, &root, &cli.flags).await {
+                    Ok(crate::github::origin::Resolved::Run(o)) => Some(o),
+                    Ok(crate::github::origin::Resolved::Skip(why)) => {
+                        skipped(&why);
                         return Exit::Approved;
                     }
+                    Ok(crate::github::origin::Resolved::NoEvent) => None,
                     Err(e) => {
                         eprintln!("qa-loop: {e}");
                         return Exit::BadInput;
                     }
+                },
+                None => None,
+            };
+            let trust = origin
+                .as_ref()
+                .map_or(crate::trust::Trust::Trusted, |o| o.trust.clone());
+            if !trust.is_trusted() {
+                let config = match config::load::config_path(cli.flags.config.as_deref(), &root) {
+                    Ok(c) => c,
+                    Err(e) => return bad_input(&e),
+                };
+                let base = origin
+                    .as_ref()
+                    .and_then(|o| o.pr.as_ref())
+                    .map(|pr| pr.base_sha.clone())
+                    .unwrap_or_default();
+                if let Some(config) = config
+                    && let Err(e) = crate::trust::check_config(&root, &config, &base).await
+                {
+                    eprintln!("qa-loop: {e}");
+                    return Exit::BadInput;
                 }
             }
-            let github = match (&actions, &event) {
-                (Some(env), Some(event)) => Some(run::OnGitHub { env, event }),
-                _ => None,
+            let inputs = match config::load_inputs_as(&root, &cli.flags, &trust) {
+                Ok(i) => i,
+                Err(e) => return bad_input(&e),
             };
-            match run::run(&inputs, github).await {
+            crate::secrets::register(crate::secrets::of_env(
+                std::env::vars()
+                    .collect::<Vec<_>>()
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str())),
+                &inputs.settings.secret_env,
+            ));
+            if let Some(key) = &inputs.settings.api_key {
+                crate::secrets::register([key.expose().to_string()]);
+            }
+            if let Some(o) = &origin {
+                if let Some(key) = &inputs.settings.api_key {
+                    println!("{}", crate::github::actions::mask(key.expose()));
+                }
+                for t in [
+                    &o.token,
+                    &crate::github::origin::push_token(|n| std::env::var(n).ok()),
+                ]
+                .into_iter()
+                .flatten()
+                {
+                    println!("{}", crate::github::actions::mask(t.expose()));
+                }
+                if let crate::github::event::Decision::Skip(why) =
+                    crate::github::event::decide_sender(&o.event, &inputs.settings.allowed_bots)
+                {
+                    skipped(&why);
+                    return Exit::Approved;
+                }
+            }
+            // Check the provider before anything is written.
+            if let Err(e) = run::provider(&inputs.settings) {
+                return run_error(&e);
+            }
+            match run::run(&inputs, origin.as_deref()).await {
                 Ok(r) => {
                     if inputs.settings.verbosity != Verbosity::Quiet {
                         eprintln!(
@@ -172,7 +231,15 @@ async fn dispatch(cli: Cli) -> Exit {
                     {
                         eprintln!("qa-loop: cannot write the step outputs or summary: {e}");
                     }
-                    r.outcome.exit()
+                    match r.outcome.exit() {
+                        Exit::NotApproved if !inputs.settings.fail_on_reject => {
+                            eprintln!(
+                                "qa-loop: not approved; fail-on-reject is false, so the step succeeds (the check run reports the verdict)"
+                            );
+                            Exit::Approved
+                        }
+                        exit => exit,
+                    }
                 }
                 Err(e) => run_error(&e),
             }
@@ -216,37 +283,6 @@ async fn dispatch(cli: Cli) -> Exit {
             }
         }
     }
-}
-
-/// Whether a run in GitHub Actions goes ahead (with its event, when the runner gave one).
-enum Gate {
-    Run(Option<Box<crate::github::event::Event>>),
-    Skip(String),
-}
-
-/// In GitHub Actions: masks the key, reads the event and decides whether to run. `Err` is a
-/// payload that cannot be read (exit 2).
-fn gate(
-    env: &crate::github::actions::ActionsEnv,
-    settings: &config::Settings,
-) -> Result<Gate, String> {
-    use crate::github::event;
-    if let Some(key) = &settings.api_key {
-        println!("{}", crate::github::actions::mask(key.expose()));
-    }
-    let Some(path) = &env.event_path else {
-        return Ok(Gate::Run(None));
-    };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read the event payload: {e}", path.display()))?;
-    let payload: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{}:{}:{}: {e}", path.display(), e.line(), e.column()))?;
-    let ev =
-        event::parse(&env.event_name, &payload).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(match event::decide(&ev, &settings.allowed_bots) {
-        event::Decision::Run => Gate::Run(Some(Box::new(ev))),
-        event::Decision::Skip(why) => Gate::Skip(why),
-    })
 }
 
 /// Step outputs (SPEC §3.3) and the job summary, from the result files the run wrote.

@@ -12,6 +12,7 @@ use crate::engine::driver::{self, Budget, Fixer, Reporter, Reviewer, Verifier};
 use crate::engine::state::{Engine, Outcome, Policy};
 use crate::error::InputError;
 use crate::github::actions::Group;
+use crate::github::origin::Origin;
 use crate::github::publish::{Publisher, Target};
 use crate::llm::replay::ReplayProvider;
 use crate::llm::{AgentRole, Provider};
@@ -577,45 +578,19 @@ impl Budget for RefCell<Meter> {
     }
 }
 
-/// Runs the loop in `settings.root`. Inputs are already validated; the first write happens here.
-/// The GitHub Actions context of a run: the runner's environment and the event, read once by
-/// the caller (which also decided the run should go ahead).
-pub struct OnGitHub<'a> {
-    pub env: &'a crate::github::actions::ActionsEnv,
-    pub event: &'a crate::github::event::Event,
-}
-
-pub async fn run(inputs: &Inputs, github: Option<OnGitHub<'_>>) -> Result<RunResult, RunError> {
+/// Runs the loop in `settings.root`. Inputs are already validated (and trust decided, in
+/// `inputs.trust`); the first write happens here. `origin`: the GitHub Actions event, when any.
+pub async fn run(inputs: &Inputs, origin: Option<&Origin>) -> Result<RunResult, RunError> {
     let settings = &inputs.settings;
     let provider = provider(settings)?;
     let replayed = settings.provider == Some(ProviderKind::Replay);
     let root = settings.root.clone();
-    // Untrusted code (a fork's PR under the `workflow_run` publisher, `pull_request_target`):
-    // review only, none of it runs, built-in prompts, and no configuration from the change.
-    let untrusted = github
-        .as_ref()
-        .and_then(|on| untrusted_head(on.event, settings));
-    if let Some(head) = &untrusted {
-        refuse_config_from_change(settings, head).await?;
-    }
-    let untrusted = untrusted.is_some();
-    let is_workflow_run = github.as_ref().is_some_and(|on| {
-        matches!(
-            on.event.trigger,
-            crate::github::event::Trigger::WorkflowRun { .. }
-        )
-    });
-    let mut github = match github {
-        Some(on) if !settings.no_github => publisher(settings, on, untrusted).await,
+    // Untrusted code (SPEC §10): review only, none of it runs, built-in prompts, never a push.
+    let untrusted = !inputs.trust.is_trusted();
+    let mut github = match origin {
+        Some(o) if !settings.no_github => publisher(settings, o, untrusted),
         _ => None,
     };
-    if is_workflow_run && !settings.no_github && github.is_none() {
-        return Err(RunError::Skipped(
-            "no open pull request has the finished workflow's head commit (pushed again, \
-             closed, or the token cannot read it)"
-                .into(),
-        ));
-    }
     // The diff base: the PR's base branch (`GITHUB_BASE_REF` is empty under `workflow_run`).
     let diff_base = match (&github, std::env::var("GITHUB_BASE_REF")) {
         (Some(p), Err(_)) if !p.target().base_ref.is_empty() => {
@@ -785,7 +760,13 @@ pub async fn run(inputs: &Inputs, github: Option<OnGitHub<'_>>) -> Result<RunRes
         && !forced_review
         && !p.target().head_ref.is_empty()
     {
-        match crate::github::push::Pusher::start(&root, own_paths(settings)).await {
+        match crate::github::push::Pusher::start(
+            &root,
+            own_paths(settings),
+            settings.allow_workflow_edits,
+        )
+        .await
+        {
             Ok(pusher) if p.target().fork => {
                 // Committed locally, offered as suggestions (a fork is never pushed to).
                 reporter.pusher = Some(pusher);
@@ -798,13 +779,12 @@ pub async fn run(inputs: &Inputs, github: Option<OnGitHub<'_>>) -> Result<RunRes
                 reporter.push_target = Some(crate::github::push::PushTarget {
                     remote: "origin".into(),
                     branch: p.target().head_ref.clone(),
-                    token: ["QA_LOOP_PUSH_TOKEN", "INPUT_PUSH-TOKEN"]
-                        .iter()
-                        .find_map(|n| std::env::var(n).ok().filter(|t| !t.is_empty()))
-                        .map(crate::config::Secret::new),
-                    host: std::env::var("GITHUB_SERVER_URL")
-                        .map(|u| format!("{}/", u.trim_end_matches('/')))
-                        .unwrap_or_else(|_| "https://github.com/".into()),
+                    auth: crate::vcs::Auth {
+                        token: crate::github::origin::push_token(|n| std::env::var(n).ok()),
+                        host: origin.map_or("https://github.com/".into(), |o| {
+                            format!("{}/", o.env.server_url)
+                        }),
+                    },
                 });
             }
             Err(e) => tracing::warn!("cannot prepare to push fixes: {e}"),
@@ -873,136 +853,28 @@ pub async fn run(inputs: &Inputs, github: Option<OnGitHub<'_>>) -> Result<RunRes
 }
 
 /// The publisher for this run's pull request: inside GitHub Actions, with a token, on an event
-/// that names a PR (for a comment or a dispatch, the PR is read from the API).
-async fn publisher(settings: &Settings, on: OnGitHub<'_>, untrusted: bool) -> Option<Publisher> {
+/// with a pull request (read by [`crate::github::origin`] before anything ran).
+fn publisher(settings: &Settings, origin: &Origin, untrusted: bool) -> Option<Publisher> {
     use crate::github::{client::GitHub, event};
-    let (env, ev) = (on.env, on.event);
-    let token = ["QA_LOOP_GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "GITHUB_TOKEN"]
-        .iter()
-        .find_map(|n| std::env::var(n).ok().filter(|t| !t.is_empty()))?;
-    println!("{}", crate::github::actions::mask(&token));
-    let gh = GitHub::new(
-        &env.api_url,
-        crate::config::Secret::new(token),
-        settings.model_retry,
-    )
-    .ok()?;
-    let (pr, command) = match &ev.trigger {
-        event::Trigger::PullRequest { pr, .. } => (pr.clone(), None),
-        event::Trigger::Comment {
-            pr_number, command, ..
-        } => (read_pr(&gh, &env.repository, *pr_number).await?, *command),
-        event::Trigger::Dispatch { pr_number: Some(n) } => {
-            (read_pr(&gh, &env.repository, *n).await?, None)
-        }
-        event::Trigger::WorkflowRun {
-            head_sha,
-            head_branch,
-            head_owner,
-            ..
-        } => (
-            find_pr(&gh, &env.repository, head_owner, head_branch, head_sha).await?,
-            None,
-        ),
-        _ => return None,
+    let token = origin.token.clone()?;
+    let pr = origin.pr.clone()?;
+    let gh = GitHub::new(&origin.env.api_url, token, settings.model_retry).ok()?;
+    let command = match &origin.event.trigger {
+        event::Trigger::Comment { command, .. } => *command,
+        _ => None,
     };
     let target = Target {
-        repo: env.repository.clone(),
+        repo: origin.env.repository.clone(),
         pr: pr.number,
         fork: pr.is_fork(),
         head_sha: pr.head_sha,
         head_ref: pr.head_ref,
         command,
-        actor: ev.sender.login.clone(),
+        actor: origin.event.sender.login.clone(),
         base_ref: pr.base_ref,
         untrusted,
     };
     Some(Publisher::new(gh, target, settings))
-}
-
-/// A pull request read from the API (events that only name its number).
-async fn read_pr(
-    gh: &crate::github::client::GitHub,
-    repo: &str,
-    number: u64,
-) -> Option<crate::github::event::PullRequest> {
-    match gh.get(&format!("repos/{repo}/pulls/{number}")).await {
-        Ok(v) => crate::github::event::pull_request(&serde_json::json!({ "pull_request": v })).ok(),
-        Err(e) => {
-            tracing::warn!("cannot read pull request #{number}: {e}");
-            None
-        }
-    }
-}
-
-/// The open PR whose head is `owner:branch` at `sha` (`workflow_run` payloads carry no PR for
-/// forks). The head commit must match: a PR pushed to since is left to its own, newer run.
-async fn find_pr(
-    gh: &crate::github::client::GitHub,
-    repo: &str,
-    owner: &str,
-    branch: &str,
-    sha: &str,
-) -> Option<crate::github::event::PullRequest> {
-    let path = format!(
-        "repos/{repo}/pulls?state=open&head={}",
-        crate::github::client::encode(&format!("{owner}:{branch}"))
-    );
-    let prs = match gh.get_all(&path, 10).await {
-        Ok(prs) => prs,
-        Err(e) => {
-            tracing::warn!("cannot list the pull requests of {owner}:{branch}: {e}");
-            return None;
-        }
-    };
-    prs.into_iter()
-        .filter_map(|v| {
-            crate::github::event::pull_request(&serde_json::json!({ "pull_request": v })).ok()
-        })
-        .find(|pr| pr.head_sha == sha)
-}
-
-/// The head commit of an untrusted change started by this event, if it is one: the
-/// `workflow_run` publisher, and `pull_request_target` unless fixes are allowed there.
-fn untrusted_head(event: &crate::github::event::Event, settings: &Settings) -> Option<String> {
-    use crate::github::event::Trigger;
-    match &event.trigger {
-        Trigger::WorkflowRun { head_sha, .. } => Some(head_sha.clone()),
-        Trigger::PullRequest {
-            pr, target: true, ..
-        } if !settings.allow_pull_request_target_fixes => Some(pr.head_sha.clone()),
-        _ => None,
-    }
-}
-
-/// With the untrusted change checked out, a configuration file inside it is the change's own:
-/// it could point the model key at another server or turn the checks off. Exit 2 instead.
-async fn refuse_config_from_change(settings: &Settings, head: &str) -> Result<(), RunError> {
-    let Some(config) = &settings.config_path else {
-        return Ok(());
-    };
-    let inside = match (config.canonicalize(), settings.root.canonicalize()) {
-        (Ok(c), Ok(r)) => c.starts_with(r),
-        _ => config.is_relative(),
-    };
-    let checked_out = crate::vcs::git(&settings.root, &["rev-parse", "HEAD"])
-        .await
-        .is_ok_and(|o| o.trim() == head);
-    if inside && checked_out {
-        return Err(RunError::Usage(format!(
-            "{}: this configuration is part of the untrusted change under review (head {}); \
-             load it from the base branch instead, e.g. \
-             `git show origin/main:{} > \"$RUNNER_TEMP/qa-loop.yml\"` and `--config \"$RUNNER_TEMP/qa-loop.yml\"` \
-             (docs/examples/fork-safe-review.yml)",
-            config.display(),
-            &head[..head.len().min(12)],
-            config
-                .strip_prefix(&settings.root)
-                .unwrap_or(config)
-                .display()
-        )));
-    }
-    Ok(())
 }
 
 /// qa-loop's own files, relative to the root (`.qa-loop/`, the plan): never pattern-checked.

@@ -6,6 +6,12 @@ pub const QA_LOOP_API_KEY: &str = "QA_LOOP_API_KEY";
 pub const ANTHROPIC_API_KEY: &str = "ANTHROPIC_API_KEY";
 pub const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
 pub const GITHUB_TOKEN: &str = "GITHUB_TOKEN";
+/// The action's `github-token` and `push-token` inputs, as the wrapper passes them and as
+/// the runner names inputs.
+pub const QA_LOOP_GITHUB_TOKEN: &str = "QA_LOOP_GITHUB_TOKEN";
+pub const INPUT_GITHUB_TOKEN: &str = "INPUT_GITHUB-TOKEN";
+pub const QA_LOOP_PUSH_TOKEN: &str = "QA_LOOP_PUSH_TOKEN";
+pub const INPUT_PUSH_TOKEN: &str = "INPUT_PUSH-TOKEN";
 pub const GH_TOKEN: &str = "GH_TOKEN";
 pub const ACTIONS_RUNTIME_TOKEN: &str = "ACTIONS_RUNTIME_TOKEN";
 /// `ACTIONS_ID_TOKEN_REQUEST_URL` / `_TOKEN`: the OIDC token request.
@@ -44,8 +50,8 @@ const LLM_KEYS: [&str; 5] = [
     QA_LOOP_API_KEY,
     ANTHROPIC_API_KEY,
     OPENAI_API_KEY,
-    "QA_LOOP_PUSH_TOKEN",
-    "INPUT_PUSH-TOKEN",
+    QA_LOOP_PUSH_TOKEN,
+    INPUT_PUSH_TOKEN,
 ];
 
 /// Which variables reach test commands and agent tools.

@@ -626,8 +626,9 @@ pub struct ConfigFile {
     /// the built-in table. Needed for `max_cost_usd` with a model the table does not know.
     #[serde(default)]
     pub prices: Option<std::collections::BTreeMap<String, crate::llm::pricing::Price>>,
-    /// Let runs started by `pull_request_target` (untrusted code with a write token) fix and
-    /// push; by default they only review (default false).
+    /// Ignored, with a warning: a pull request could switch it on in its own copy of this file.
+    /// Set the action input `allow-pull-request-target-fixes` (`--allow-pull-request-target-fixes`)
+    /// instead.
     #[serde(default)]
     pub allow_pull_request_target_fixes: Option<bool>,
     /// Bots whose events still start a run on GitHub (`dependabot`, `renovate`, `*` for all);

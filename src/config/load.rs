@@ -83,7 +83,26 @@ pub fn load_config(
     explicit: Option<&Path>,
     root: &Path,
 ) -> Result<Option<(PathBuf, ConfigFile)>, InputError> {
-    let path = match explicit {
+    let Some(path) = config_path(explicit, root)? else {
+        return Ok(None);
+    };
+    let text = read_text(&path)?;
+    parse_config(&path, &text).map(|c| Some((path, c)))
+}
+
+/// Whether `path` lies inside `root` (symlinks resolved; a relative path that cannot be
+/// resolved counts as inside).
+pub fn inside(path: &Path, root: &Path) -> bool {
+    match (path.canonicalize(), root.canonicalize()) {
+        (Ok(p), Ok(r)) => p.starts_with(r),
+        _ => path.is_relative() || path.starts_with(root),
+    }
+}
+
+/// The config file qa-loop reads: `explicit` (which must exist), else the first default path
+/// under `root` that exists, else none.
+pub fn config_path(explicit: Option<&Path>, root: &Path) -> Result<Option<PathBuf>, InputError> {
+    Ok(Some(match explicit {
         Some(p) => {
             if !p.exists() {
                 return Err(InputError::file(p, "config file not found"));
@@ -98,9 +117,7 @@ pub fn load_config(
             Some(p) => p,
             None => return Ok(None),
         },
-    };
-    let text = read_text(&path)?;
-    parse_config(&path, &text).map(|c| Some((path, c)))
+    }))
 }
 
 /// The part of `implementation_plan.json` qa-loop reads; every other key is left alone.

@@ -17,25 +17,44 @@ pub use settings::{FlagLayer, Secret, Settings, Verbosity};
 pub use strategy::{Criterion, CriterionSource, Strategy, Suite, SuiteKind};
 
 use crate::error::InputError;
+use crate::trust::Trust;
 
 /// Everything a command needs to know before it runs anything.
 #[derive(Debug, Clone)]
 pub struct Inputs {
     pub settings: Settings,
     pub strategy: Strategy,
+    /// Decided before the files were read (SPEC §10); everything downstream asks it.
+    pub trust: Trust,
 }
 
-/// Loads config, plan and spec under `root` and resolves them. Reads files only; on any
-/// error nothing has been run or written.
+/// Loads config, plan and spec under `root` for a trusted run (a local run).
 pub fn load_inputs(root: &Path, flags: &FlagLayer) -> Result<Inputs, InputError> {
+    load_inputs_as(root, flags, &Trust::Trusted)
+}
+
+/// Loads config, plan and spec under `root` and resolves them for a run of `trust`: when it is
+/// untrusted, a configuration inside the checkout cannot widen trust (its `base_url`,
+/// `allow_workflow_edits`, `env_passthrough`, `fixer_command` are ignored). Reads files only;
+/// on any error nothing has been run or written.
+pub fn load_inputs_as(root: &Path, flags: &FlagLayer, trust: &Trust) -> Result<Inputs, InputError> {
     let loaded = load::load_config(flags.config.as_deref(), root)?;
     let (config_path, file) = match loaded {
         Some((p, f)) => (Some(p), f),
         None => (None, ConfigFile::default()),
     };
-    let settings = Settings::resolve(root, flags, config_path.as_deref(), &file, |k| {
-        std::env::var(k).ok()
-    });
+    let widen = trust.is_trusted()
+        || config_path
+            .as_deref()
+            .is_none_or(|p| !load::inside(p, root));
+    let settings = Settings::resolve_as(
+        root,
+        flags,
+        config_path.as_deref(),
+        &file,
+        |k| std::env::var(k).ok(),
+        widen,
+    );
     let plan_layer = match &settings.plan {
         Some(p) if !p.exists() => return Err(InputError::file(p, "plan file not found")),
         Some(p) => load::load_plan_strategy(p)?,
@@ -59,7 +78,11 @@ pub fn load_inputs(root: &Path, flags: &FlagLayer) -> Result<Inputs, InputError>
         strategy.discovered = discover::discover(root);
         strategy.no_test_project &= strategy.discovered.is_empty();
     }
-    Ok(Inputs { settings, strategy })
+    Ok(Inputs {
+        settings,
+        strategy,
+        trust: trust.clone(),
+    })
 }
 
 /// The JSON Schema of the config file (committed as `schema/qa-loop.schema.json`).

@@ -176,6 +176,13 @@ pub struct FlagLayer {
         value_name = "LOGINS"
     )]
     pub allowed_bots: Option<String>,
+    /// Let `pull_request_target` runs on pull requests from this repository run the change and push fixes (default: review only; never for forks)
+    #[arg(long, env = "QA_LOOP_ALLOW_PULL_REQUEST_TARGET_FIXES", global = true, value_parser = clap::builder::BoolishValueParser::new())]
+    pub allow_pull_request_target_fixes: bool,
+    /// Exit 1 when the change is not approved [default: true]; false exits 0 (the check run still reports)
+    #[arg(long, env = "QA_LOOP_FAIL_ON_REJECT", global = true, value_name = "BOOL",
+          value_parser = clap::builder::BoolishValueParser::new(), num_args = 0..=1, default_missing_value = "true")]
+    pub fail_on_reject: Option<bool>,
     /// Never call GitHub, even inside GitHub Actions
     #[arg(long, env = "QA_LOOP_NO_GITHUB", global = true, value_parser = clap::builder::BoolishValueParser::new())]
     pub no_github: bool,
@@ -254,8 +261,11 @@ pub struct Settings {
     pub fixer_command: Option<String>,
     /// Bot logins whose events start a run (GitHub Actions).
     pub allowed_bots: Vec<String>,
-    /// Let `pull_request_target` runs fix and push (default: review only).
+    /// Let `pull_request_target` runs fix and push (default: review only). A flag or the
+    /// action's input only: a file in the checkout cannot widen trust.
     pub allow_pull_request_target_fixes: bool,
+    /// Exit 1 when not approved (`--fail-on-reject`, default true).
+    pub fail_on_reject: bool,
     /// GitHub presentation (SPEC §3.3 inputs).
     pub check_name: String,
     pub comment: CommentMode,
@@ -305,6 +315,47 @@ impl Settings {
         file: &ConfigFile,
         env_key: impl Fn(&str) -> Option<String>,
     ) -> Settings {
+        Self::resolve_as(root, flags, config_path, file, env_key, true)
+    }
+
+    /// [`Settings::resolve`], honouring the file's trust-widening settings (`base_url`,
+    /// `allow_workflow_edits`, `env_passthrough`, `fixer_command`) only when `widen` (the run
+    /// is trusted, or the file is not part of the checkout). Ignored settings are warned about.
+    pub fn resolve_as(
+        root: &Path,
+        flags: &FlagLayer,
+        config_path: Option<&Path>,
+        file: &ConfigFile,
+        env_key: impl Fn(&str) -> Option<String>,
+        widen: bool,
+    ) -> Settings {
+        let shown = config_path.map_or("the config file".into(), |p| p.display().to_string());
+        if file.allow_pull_request_target_fixes.is_some() {
+            tracing::warn!(
+                "{shown}: `allow_pull_request_target_fixes` is ignored in a config file (a pull request could switch it on): set the action input `allow-pull-request-target-fixes` or --allow-pull-request-target-fixes"
+            );
+        }
+        let file = &if widen {
+            file.clone()
+        } else {
+            let mut narrowed = file.clone();
+            for (key, set) in [
+                ("base_url", narrowed.base_url.take().is_some()),
+                (
+                    "allow_workflow_edits",
+                    narrowed.allow_workflow_edits.take().is_some(),
+                ),
+                ("env_passthrough", narrowed.env_passthrough.take().is_some()),
+                ("fixer_command", narrowed.fixer_command.take().is_some()),
+            ] {
+                if set {
+                    tracing::warn!(
+                        "{shown}: `{key}` is ignored: the run is untrusted and this file is part of the checkout"
+                    );
+                }
+            }
+            narrowed
+        };
         let rel = |p: &String| root.join(p);
         let provider = flags.provider.or(file.provider);
         let api_key = flags
@@ -397,7 +448,8 @@ impl Settings {
                     .collect(),
                 None => file.allowed_bots.clone().unwrap_or_default(),
             },
-            allow_pull_request_target_fixes: file.allow_pull_request_target_fixes.unwrap_or(false),
+            allow_pull_request_target_fixes: flags.allow_pull_request_target_fixes,
+            fail_on_reject: flags.fail_on_reject.unwrap_or(true),
             check_name: flags
                 .check_name
                 .clone()

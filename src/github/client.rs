@@ -165,7 +165,11 @@ impl GitHub {
                 .request(method.clone(), &url)
                 .headers(headers.clone());
             if let Some(b) = body {
-                request = request.json(b);
+                // Everything published goes through here: no secret leaves in a body.
+                let text = serde_json::to_string(b).unwrap_or_default();
+                request = request
+                    .header(reqwest::header::CONTENT_TYPE, "application/json")
+                    .body(crate::secrets::redact(&text).into_owned());
             }
             self.sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let (message, wait, safe_to_retry, status) = match request.send().await {

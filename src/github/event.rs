@@ -13,6 +13,8 @@ pub struct PullRequest {
     /// `owner/name` of the head repository.
     pub head_repo: String,
     pub base_ref: String,
+    /// The base branch's commit when the event was sent (trusted configuration is read there).
+    pub base_sha: String,
     pub base_repo: String,
     pub draft: bool,
     pub body: String,
@@ -78,6 +80,10 @@ pub enum Trigger {
         head_branch: String,
         /// Owner of the head repository (a fork's owner for fork PRs).
         head_owner: String,
+        /// `owner/name` of the head repository (empty when the fork was deleted).
+        head_repo: String,
+        /// `owner/name` of the repository the workflow runs in.
+        repo: String,
     },
     /// Any other event (push, schedule, …): nothing to review.
     Other { name: String },
@@ -145,6 +151,10 @@ pub fn parse(name: &str, payload: &Value) -> Result<Event, String> {
             // A deleted fork has no head repository: its PR cannot be found.
             head_owner: text(payload, "/workflow_run/head_repository/owner/login")
                 .unwrap_or_default(),
+            head_repo: text(payload, "/workflow_run/head_repository/full_name").unwrap_or_default(),
+            repo: text(payload, "/workflow_run/repository/full_name")
+                .or_else(|_| text(payload, "/repository/full_name"))
+                .unwrap_or_default(),
         },
         other => Trigger::Other { name: other.into() },
     };
@@ -167,6 +177,7 @@ pub fn pull_request(payload: &Value) -> Result<PullRequest, String> {
         // A deleted fork has no head repository: treat it as a fork.
         head_repo: at("/head/repo/full_name").unwrap_or_default(),
         base_ref: at("/base/ref")?,
+        base_sha: at("/base/sha").unwrap_or_default(),
         base_repo: at("/base/repo/full_name")?,
         draft: pr.get("draft").and_then(Value::as_bool).unwrap_or(false),
         body: pr
@@ -200,22 +211,34 @@ pub enum Decision {
     Skip(String),
 }
 
-/// Decides from the event alone (no API): bots unless allowed, PR actions that change nothing,
-/// drafts, comments that are not `/qa` commands, other events.
+/// Decides from the event alone (no API): bots unless allowed, then [`decide_trigger`].
 pub fn decide(event: &Event, allowed_bots: &[String]) -> Decision {
-    let skip = |why: String| Decision::Skip(why);
+    match decide_sender(event, allowed_bots) {
+        Decision::Run => decide_trigger(event),
+        skip => skip,
+    }
+}
+
+/// Bots start a run only when listed in `allowed_bots` (`*` for all).
+pub fn decide_sender(event: &Event, allowed_bots: &[String]) -> Decision {
     if event.sender.is_bot() {
         let login = event.sender.login.trim_end_matches("[bot]");
         let allowed = allowed_bots
             .iter()
             .any(|b| b == "*" || b.trim_end_matches("[bot]").eq_ignore_ascii_case(login));
         if !allowed {
-            return skip(format!(
+            return Decision::Skip(format!(
                 "triggered by the bot `{}`; list it in `allowed-bots` to run for it",
                 event.sender.login
             ));
         }
     }
+    Decision::Run
+}
+
+/// PR actions that change nothing, drafts, comments that are not `/qa` commands, other events.
+pub fn decide_trigger(event: &Event) -> Decision {
+    let skip = |why: String| Decision::Skip(why);
     match &event.trigger {
         Trigger::PullRequest { action, pr, .. } => {
             if !matches!(
@@ -413,6 +436,8 @@ mod tests {
                 head_sha: "5779607b49aab1200488439f02372c57b4f75444".into(),
                 head_branch: "main".into(),
                 head_owner: "octo-org".into(),
+                head_repo: "octo-org/octo-repo".into(),
+                repo: "octo-org/octo-repo".into(),
             }
         );
         assert!(

@@ -6,5 +6,6 @@ pub mod checks;
 pub mod client;
 pub mod comment;
 pub mod event;
+pub mod origin;
 pub mod publish;
 pub mod push;

@@ -326,24 +326,7 @@ impl Publisher {
 
     /// Whether `login` may sign off (`admin`, `maintain` or `write` on the repository).
     pub async fn can_write(&mut self, login: &str) -> bool {
-        let path = format!(
-            "repos/{}/collaborators/{}/permission",
-            self.target.repo,
-            encode(login)
-        );
-        match self.gh.get(&path).await {
-            Ok(v) => {
-                let role = v["role_name"].as_str().unwrap_or_default();
-                matches!(
-                    v["permission"].as_str(),
-                    Some("admin" | "maintain" | "write")
-                ) || matches!(role, "admin" | "maintain" | "write")
-            }
-            Err(e) => {
-                self.note(&format!("read the permission of @{login}"), &e);
-                false
-            }
-        }
+        super::origin::can_write(&self.gh, &self.target.repo, login).await
     }
 
     /// Escalated: the label exists, one open issue per PR carries `body` (looked up by marker

@@ -6,9 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::Secret;
 use crate::model::Issue;
-use crate::vcs::git;
+use crate::vcs::{Auth, git, git_auth};
 
 /// Where and how to push.
 #[derive(Debug, Clone)]
@@ -17,11 +16,12 @@ pub struct PushTarget {
     pub remote: String,
     /// The PR's head branch.
     pub branch: String,
-    /// A token for pushing (so the push triggers CI); `None` uses the job's credentials.
-    pub token: Option<Secret>,
-    /// Host for the token's `http.<url>.extraheader` (`https://github.com/`).
-    pub host: String,
+    /// A token for pushing (so the push triggers CI); without one, the job's credentials.
+    pub auth: Auth,
 }
+
+/// Where the workflows live: never committed unless `allow_workflow_edits`.
+pub const WORKFLOWS: &str = ".github/workflows/";
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum PushOutcome {
@@ -41,8 +41,11 @@ pub enum PushOutcome {
 
 pub struct Pusher {
     root: PathBuf,
-    /// qa-loop's own paths (out dir, plan): never committed.
+    /// qa-loop's own paths (out dir, plan) and, unless allowed, `.github/workflows/`: never
+    /// committed.
     own: Vec<String>,
+    /// Why nothing may be pushed any more (a fix that would have committed a secret).
+    refused: Option<String>,
     /// HEAD before the first fix.
     base: String,
     /// `(iteration, commit)` of each fix commit.
@@ -58,11 +61,20 @@ const NAME: &str = "qa-loop";
 const EMAIL: &str = "qa-loop@users.noreply.github.com";
 
 impl Pusher {
-    pub async fn start(root: &Path, own: Vec<String>) -> Result<Pusher, String> {
+    /// `own`: qa-loop's own paths; workflow files are left out too unless `allow_workflow_edits`.
+    pub async fn start(
+        root: &Path,
+        mut own: Vec<String>,
+        allow_workflow_edits: bool,
+    ) -> Result<Pusher, String> {
         let base = git(root, &["rev-parse", "HEAD"]).await?.trim().to_string();
+        if !allow_workflow_edits {
+            own.push(WORKFLOWS.into());
+        }
         Ok(Pusher {
             root: root.to_path_buf(),
             own,
+            refused: None,
             base,
             commits: Vec::new(),
             guard: git_setup(root).await,
@@ -80,9 +92,34 @@ impl Pusher {
         issues: &[Issue],
     ) -> Result<Option<String>, String> {
         let root = &self.root;
+        if let Some(why) = &self.refused {
+            return Err(why.clone());
+        }
         crate::vcs::stage_all(root, &self.own, &[]).await?;
         if git(root, &["diff", "--cached", "--quiet"]).await.is_ok() {
+            self.left_out_workflows().await;
             return Ok(None);
+        }
+        self.left_out_workflows().await;
+        // A fix must never publish a secret (a fixer told to `env > notes.txt`).
+        let staged = git(
+            root,
+            &["diff", "--cached", "--no-color", "--no-ext-diff", "--text"],
+        )
+        .await?;
+        let added: String = staged
+            .lines()
+            .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        if crate::secrets::contains(&added) {
+            let _ = git(root, &["reset", "-q"]).await;
+            let why = format!(
+                "the fixes of iteration {iteration} would have committed a file containing a secret \
+                 (a token or key qa-loop holds); nothing is pushed from this run"
+            );
+            self.refused = Some(why.clone());
+            return Err(why);
         }
         let ids: Vec<&str> = issues.iter().map(|i| i.id.as_str()).collect();
         let mut message = format!(
@@ -93,16 +130,7 @@ impl Pusher {
             message.push_str(&format!("- {}: {}\n", i.id, i.title));
         }
         message.push_str(&format!("\nQA-Loop-Iteration: {iteration}\n"));
-        let has_identity = git(root, &["config", "user.email"]).await.is_ok();
-        let mut args: Vec<String> = Vec::new();
-        if !has_identity {
-            args.extend([
-                "-c".into(),
-                format!("user.name={NAME}"),
-                "-c".into(),
-                format!("user.email={EMAIL}"),
-            ]);
-        }
+        let mut args = identity(root).await;
         args.extend(
             [
                 "-c",
@@ -159,8 +187,40 @@ impl Pusher {
         Some((patch, diff))
     }
 
+    /// Workflow changes in the working tree that the fix commits leave out (logged).
+    async fn left_out_workflows(&self) {
+        if !self.own.iter().any(|p| p == WORKFLOWS) {
+            return;
+        }
+        let changed = git(
+            &self.root,
+            &[
+                "status",
+                "--porcelain",
+                "--untracked-files=all",
+                "--",
+                WORKFLOWS,
+            ],
+        )
+        .await
+        .unwrap_or_default();
+        if !changed.trim().is_empty() {
+            tracing::warn!(
+                "changes under {WORKFLOWS} are not committed (allow_workflow_edits is off):\n{}",
+                changed.trim_end()
+            );
+        }
+    }
+
     /// Pushes the fixes up to the state reviewed at `best` (all of them when `best` is the last).
     pub async fn push(&self, target: &PushTarget, best: u32) -> PushOutcome {
+        if let Some(why) = &self.refused {
+            return PushOutcome::NotPushed {
+                why: why.clone(),
+                // The patch would carry the secret: none is attached.
+                patch: String::new(),
+            };
+        }
         let upto = self.state_of(best);
         if upto == self.base {
             return PushOutcome::Nothing;
@@ -206,13 +266,17 @@ impl Pusher {
         .await
         .unwrap_or_default();
         let rebased = async {
-            self.git_auth(target, &["fetch", "-q", &target.remote, &target.branch])
-                .await?;
+            git_auth(
+                &self.root,
+                &target.auth,
+                &["fetch", "--no-tags", "-q", &target.remote, &target.branch],
+            )
+            .await?;
             let work = format!("qa-loop-rebase-{}", std::process::id());
             git(root, &["branch", "-f", &work, &upto]).await?;
-            let r = git(
-                root,
-                &[
+            let mut args = identity(root).await;
+            args.extend(
+                [
                     "-c",
                     "commit.gpgsign=false",
                     "rebase",
@@ -221,9 +285,11 @@ impl Pusher {
                     "FETCH_HEAD",
                     &self.base,
                     &work,
-                ],
-            )
-            .await;
+                ]
+                .map(String::from),
+            );
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let r = git(root, &args).await;
             if r.is_err() {
                 let _ = git(root, &["rebase", "--abort"]).await;
                 let _ = git(root, &["checkout", "-q", "-"]).await;
@@ -243,37 +309,72 @@ impl Pusher {
         }
     }
 
+    /// Pushes `sha` to the PR branch and nothing else: an explicit `refs/heads/<branch>`
+    /// refspec, no tags, no hooks, git isolated from global configuration (see
+    /// [`crate::vcs::git_auth`]); afterwards the remote's refs are compared with those before,
+    /// and any other ref that changed is reported.
     async fn push_commit(&self, target: &PushTarget, sha: &str) -> Result<(), String> {
         let refspec = format!("{sha}:refs/heads/{}", target.branch);
-        self.git_auth(
-            target,
-            &["push", "-q", "--no-verify", &target.remote, &refspec],
+        let before = self.remote_refs(target).await;
+        git_auth(
+            &self.root,
+            &target.auth,
+            &[
+                "push",
+                "-q",
+                "--no-verify",
+                "--no-follow-tags",
+                &target.remote,
+                &refspec,
+            ],
         )
-        .await
-        .map(|_| ())
+        .await?;
+        if let (Ok(before), Ok(after)) = (before, self.remote_refs(target).await) {
+            let ours = format!("refs/heads/{}", target.branch);
+            let changed: Vec<&String> = after
+                .iter()
+                .filter(|(r, sha)| *r != &ours && before.get(*r) != Some(*sha))
+                .map(|(r, _)| r)
+                .collect();
+            if !changed.is_empty() {
+                tracing::error!(
+                    refs = ?changed,
+                    "refs other than {ours} changed on the remote during qa-loop's push"
+                );
+                return Err(format!(
+                    "refs other than {ours} changed on the remote: {changed:?}"
+                ));
+            }
+        }
+        Ok(())
     }
 
-    /// git with the push token as the only `Authorization` header for the host (an empty value
-    /// first clears the header `actions/checkout` persisted).
-    async fn git_auth(&self, target: &PushTarget, args: &[&str]) -> Result<String, String> {
-        let Some(token) = &target.token else {
-            return git(&self.root, args).await;
-        };
-        let key = format!("http.{}.extraheader", target.host);
-        let header = format!(
-            "{key}=AUTHORIZATION: basic {}",
-            base64(&format!("x-access-token:{}", token.expose()))
-        );
-        // No hook runs while the token is in git's environment (`-c` values are passed on).
-        let mut full = vec!["-c".to_string(), "core.hooksPath=/dev/null".to_string()];
-        full.extend(["-c".to_string(), format!("{key}=")]);
-        full.extend(["-c".to_string(), header]);
-        full.extend(args.iter().map(|s| s.to_string()));
-        let full: Vec<&str> = full.iter().map(String::as_str).collect();
-        git(&self.root, &full)
-            .await
-            .map_err(|e| e.replace(token.expose(), "***"))
+    /// The remote's refs (`ls-remote`), by name.
+    async fn remote_refs(
+        &self,
+        target: &PushTarget,
+    ) -> Result<std::collections::BTreeMap<String, String>, String> {
+        let out = git_auth(&self.root, &target.auth, &["ls-remote", &target.remote]).await?;
+        Ok(out
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(sha, r)| (r.to_string(), sha.to_string()))
+            .collect())
     }
+}
+
+/// `-c user.name=… -c user.email=…` unless the repository configures an identity (git runs
+/// without global configuration, see [`crate::vcs`]).
+async fn identity(root: &Path) -> Vec<String> {
+    if git(root, &["config", "user.email"]).await.is_ok() {
+        return Vec::new();
+    }
+    vec![
+        "-c".into(),
+        format!("user.name={NAME}"),
+        "-c".into(),
+        format!("user.email={EMAIL}"),
+    ]
 }
 
 /// The repository's git configuration file and hooks, as one comparable text.
@@ -362,25 +463,6 @@ pub fn suggestions(diff: &str, pr_added: &crate::vcs::AddedLines) -> Vec<serde_j
     out
 }
 
-fn base64(s: &str) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let b = s.as_bytes();
-    let mut out = String::new();
-    for chunk in b.chunks(3) {
-        let n = (chunk[0] as u32) << 16
-            | (*chunk.get(1).unwrap_or(&0) as u32) << 8
-            | *chunk.get(2).unwrap_or(&0) as u32;
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(T[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -412,13 +494,5 @@ mod tests {
         assert_eq!(s[1]["body"], "qa-loop suggests:\n\n```suggestion\n```\n");
         // Lines the PR did not add are not commentable: patch only.
         assert!(suggestions(diff, &crate::vcs::AddedLines::new()).is_empty());
-    }
-
-    #[test]
-    fn base64_matches_the_standard() {
-        assert_eq!(base64("x-access-token:abc"), "eC1hY2Nlc3MtdG9rZW46YWJj");
-        assert_eq!(base64("a"), "YQ==");
-        assert_eq!(base64("ab"), "YWI=");
-        assert_eq!(base64(""), "");
     }
 }

@@ -141,9 +141,11 @@ impl Transport {
             v.set_sensitive(true);
             header_map.insert(HeaderName::from_static(name), v);
         }
-        let body = serde_json::to_vec(body).map_err(|e| {
+        let body = serde_json::to_string(body).map_err(|e| {
             ProviderError::Fatal(format!("{service}: cannot encode the request: {e}"))
         })?;
+        // Nothing qa-loop holds reaches the model (test output, diffs, tool results).
+        let body = crate::secrets::redact(&body).into_owned().into_bytes();
         let mut attempt = 0;
         loop {
             let sent = self

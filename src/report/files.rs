@@ -17,7 +17,7 @@ pub const LOGS_DIR: &str = "logs";
 
 fn write(dir: &Path, name: &str, text: &str) -> std::io::Result<PathBuf> {
     let path = dir.join(name);
-    write_atomic(&path, text.as_bytes())?;
+    write_atomic(&path, crate::secrets::redact(text).as_bytes())?;
     Ok(path)
 }
 
@@ -54,7 +54,7 @@ pub fn write_all(
     if let Some(p) = plan_path {
         let text = std::fs::read_to_string(p)?;
         let updated = plan::update(&text, r, now).map_err(std::io::Error::other)?;
-        write_atomic(p, updated.as_bytes())?;
+        write_atomic(p, crate::secrets::redact(&updated).as_bytes())?;
     }
     Ok(report)
 }

@@ -268,7 +268,12 @@ impl ToolBox {
             }),
             other => Err(ToolOutput::err(format!("unknown tool `{other}`"))),
         };
-        result.unwrap_or_else(|e| e)
+        let mut out = result.unwrap_or_else(|e| e);
+        // Nothing qa-loop holds reaches the model through a tool (`env`, `.git/config`).
+        if let std::borrow::Cow::Owned(redacted) = crate::secrets::redact(&out.content) {
+            out.content = redacted;
+        }
+        out
     }
 
     fn read_file(&self, a: ReadFileArgs) -> ToolOutput {
