@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The action's run step: maps the action's inputs (IN_*) to qa-loop's QA_LOOP_* variables —
 # only the non-empty ones, so qa-loop's own defaults and the config file apply otherwise — and
-# runs `qa-loop run`. `fail-on-reject: false` turns exit 1 (not approved) into success; the
-# check run still reports the verdict.
+# replaces itself with `qa-loop run` (exec: no shell stays behind whose /proc/<pid>/environ still
+# holds the inputs — `unset` does not change it — and qa-loop makes itself non-dumpable at
+# start). `fail-on-reject: false` (QA_LOOP_FAIL_ON_REJECT) turns exit 1 into success inside
+# qa-loop; the check run still reports the verdict.
 set -uo pipefail
 
 pass() { # pass IN_NAME QA_LOOP_NAME
@@ -38,13 +40,9 @@ pass IN_NEEDS_HUMAN_LABEL QA_LOOP_NEEDS_HUMAN_LABEL
 pass IN_ALLOWED_BOTS QA_LOOP_ALLOWED_BOTS
 pass IN_ERROR_CONCLUSION QA_LOOP_ERROR_CONCLUSION
 pass IN_FIXER_COMMAND QA_LOOP_FIXER_COMMAND
+pass IN_FAIL_ON_REJECT QA_LOOP_FAIL_ON_REJECT
+pass IN_ALLOW_PULL_REQUEST_TARGET_FIXES QA_LOOP_ALLOW_PULL_REQUEST_TARGET_FIXES
 # The inputs' own copies are not needed any more (the key and tokens especially).
 unset IN_API_KEY IN_GITHUB_TOKEN IN_PUSH_TOKEN
 
-"${QA_LOOP_BIN:-qa-loop}" run
-code=$?
-if [ "$code" -eq 1 ] && [ "${IN_FAIL_ON_REJECT:-true}" = "false" ]; then
-  echo "qa-loop: not approved; fail-on-reject is false, so the step succeeds (the check run reports the verdict)"
-  exit 0
-fi
-exit "$code"
+exec "${QA_LOOP_BIN:-qa-loop}" run

@@ -48,8 +48,9 @@ struct Gh {
     fork: Option<(String, String)>,
     /// Every request as received (URI, headers, body), for canary checks.
     raw: Vec<String>,
-    /// The PR head GitHub reports (`GET /pulls/2`); the fixture's when unset.
+    /// The PR head and base GitHub reports (`GET /pulls/2`); the fixture's when unset.
     head: Option<String>,
+    base: Option<String>,
     /// Answer every n-th write 2 s late (after performing it): past a 1 s client timeout.
     stall_every: Option<usize>,
     stall_pending: bool,
@@ -85,6 +86,9 @@ fn pr_object(g: &Gh, n: u64) -> Value {
     }
     if let Some(head) = &g.head {
         pr["head"]["sha"] = json!(head);
+    }
+    if let Some(base) = &g.base {
+        pr["base"]["sha"] = json!(base);
     }
     if let Some((owner, sha)) = &g.fork {
         pr["head"]["repo"]["full_name"] = json!(format!("{owner}/Hello-World"));
@@ -1943,3 +1947,7 @@ fn write_timeouts_change_nothing_and_duplicate_nothing() {
         g.requests
     );
 }
+
+/// The attacks on the trust boundary (SECURITY.md, RELIABILITY.md's attack table).
+#[path = "github/trust.rs"]
+mod trust;

@@ -780,7 +780,10 @@ pub async fn run(inputs: &Inputs, origin: Option<&Origin>) -> Result<RunResult, 
                     remote: "origin".into(),
                     branch: p.target().head_ref.clone(),
                     auth: crate::vcs::Auth {
-                        token: crate::github::origin::push_token(|n| std::env::var(n).ok()),
+                        // The push token (so the push triggers CI), else the job's token: the
+                        // checkout need not persist credentials where tests can read them.
+                        token: crate::github::origin::push_token(|n| std::env::var(n).ok())
+                            .or_else(|| origin.and_then(|o| o.token.clone())),
                         host: origin.map_or("https://github.com/".into(), |o| {
                             format!("{}/", o.env.server_url)
                         }),
