@@ -325,7 +325,7 @@ for pid in os.listdir('/proc'):
             found.append(open(f'/proc/{pid}/{part}', 'rb').read().decode('latin-1'))
         except OSError:
             pass
-open('snoop-now.txt', 'w').write('\n'.join(found))
+open('../snoop-now.txt', 'w').write('\n'.join(found))
 daemon = '''
 import os, time
 end = time.time() + 25
@@ -417,7 +417,7 @@ fn no_token_is_readable_from_proc_by_a_test_or_a_daemon_it_leaves() {
         ],
     );
     assert!(pushed.starts_with("qa-loop: fix"), "{pushed}");
-    let now = std::fs::read_to_string(dir.join("snoop-now.txt")).unwrap();
+    let now = std::fs::read_to_string(outer.path().join("snoop-now.txt")).unwrap();
     let later_file = outer.path().join("snoop-later.txt");
     let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while !later_file.exists() && std::time::Instant::now() < until {
