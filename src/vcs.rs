@@ -93,16 +93,9 @@ pub async fn git_auth(root: &Path, auth: &Auth, args: &[&str]) -> Result<String,
             .map_err(|e| format!("cannot hand git the credential: {e}"))?;
     }
     drop(writer);
-    // The read end is inherited by git and its helpers (it is close-on-exec by default).
-    nix::fcntl::fcntl(
-        &reader,
-        nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
-    )
-    .map_err(|e| format!("cannot hand git the credential: {e}"))?;
+    // git and its helpers get the read end as fd 3 (a single digit: `dash` takes no more).
     let fd = std::os::fd::AsRawFd::as_raw_fd(&reader);
-    let helper = format!(
-        "!f() {{ test \"$1\" = get || exit 0; IFS= read -r t <&{fd} || exit 0; echo username=x-access-token; echo \"password=$t\"; }}; f"
-    );
+    let helper = "!f() { test \"$1\" = get || exit 0; IFS= read -r t <&3 || exit 0; echo username=x-access-token; echo \"password=$t\"; }; f".to_string();
     let header = format!("http.{}.extraheader", auth.host);
     let config = [
         // Empty values clear what the checkout persisted (its header, any helper).
@@ -113,6 +106,16 @@ pub async fn git_auth(root: &Path, auth: &Auth, args: &[&str]) -> Result<String,
     ];
     let mut cmd = isolated(root, &config);
     cmd.args(args);
+    // SAFETY: between fork and exec only dup2, which is async-signal-safe; `fd` is open (owned
+    // by `reader`, alive until after the child exited).
+    unsafe {
+        cmd.pre_exec(move || {
+            if nix::libc::dup2(fd, 3) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     let result = output(cmd, args).await;
     drop(reader);
     result.map_err(|e| e.replace(token.expose(), "***"))
@@ -424,5 +427,66 @@ new file mode 100644
             .unwrap()
             .stdout;
         assert_eq!(status_before, status_after, "the index is untouched");
+    }
+}
+
+#[cfg(test)]
+mod auth_tests {
+    use super::*;
+    use std::io::{BufRead, BufReader, Write};
+
+    /// A real HTTP exchange: the server answers 401 with a Basic challenge, git asks the
+    /// credential helper, which reads the token from the inherited pipe; the retried request
+    /// carries `x-access-token:<token>` — and the token was in no argv or environment.
+    #[test]
+    fn git_gets_the_token_from_the_pipe_over_http() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let record = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().take(4).flatten() {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut auth = None;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = line.strip_prefix("Authorization: ") {
+                        auth = Some(v.trim().to_string());
+                    }
+                }
+                let mut s = stream;
+                let answer = match auth {
+                    None => {
+                        "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"x\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    }
+                    Some(a) => {
+                        record.lock().unwrap().push(a);
+                        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    }
+                };
+                let _ = s.write_all(answer.as_bytes());
+            }
+        });
+        let dir = tempfile::tempdir().unwrap();
+        crate::test_support::rt().block_on(async {
+            git(dir.path(), &["init", "-q"]).await.unwrap();
+            let auth = Auth {
+                token: Some(crate::config::Secret::new("tok_canary_0123456789")),
+                host: format!("http://127.0.0.1:{port}/"),
+            };
+            let url = format!("http://127.0.0.1:{port}/repo.git");
+            let err = git_auth(dir.path(), &auth, &["ls-remote", &url])
+                .await
+                .unwrap_err();
+            assert!(!err.contains("tok_canary"), "{err}");
+        });
+        let want = format!(
+            "Basic {}",
+            crate::secrets::base64(b"x-access-token:tok_canary_0123456789")
+        );
+        assert_eq!(seen.lock().unwrap().first(), Some(&want));
     }
 }
