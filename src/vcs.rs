@@ -106,11 +106,18 @@ pub async fn git_auth(root: &Path, auth: &Auth, args: &[&str]) -> Result<String,
     ];
     let mut cmd = isolated(root, &config);
     cmd.args(args);
-    // SAFETY: between fork and exec only dup2, which is async-signal-safe; `fd` is open (owned
+    // SAFETY: between fork and exec only dup2/fcntl, which are async-signal-safe; `fd` is open (owned
     // by `reader`, alive until after the child exited).
     unsafe {
         cmd.pre_exec(move || {
-            if nix::libc::dup2(fd, 3) < 0 {
+            // When the pipe already is fd 3, dup2 is a no-op that leaves close-on-exec set
+            // (exec would close it): clear the flag instead.
+            let status = if fd == 3 {
+                nix::libc::fcntl(3, nix::libc::F_SETFD, 0)
+            } else {
+                nix::libc::dup2(fd, 3)
+            };
+            if status < 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
@@ -478,9 +485,10 @@ mod auth_tests {
                 host: format!("http://127.0.0.1:{port}/"),
             };
             let url = format!("http://127.0.0.1:{port}/repo.git");
-            let err = git_auth(dir.path(), &auth, &["ls-remote", &url])
-                .await
-                .unwrap_err();
+            // An empty http.proxy makes curl connect directly even where the machine sets
+            // http_proxy (a CI runner's proxy cannot reach this 127.0.0.1 listener).
+            let args = ["-c", "http.proxy=", "ls-remote", &url];
+            let err = git_auth(dir.path(), &auth, &args).await.unwrap_err();
             assert!(!err.contains("tok_canary"), "{err}");
         });
         let want = format!(
