@@ -1951,3 +1951,6 @@ fn write_timeouts_change_nothing_and_duplicate_nothing() {
 /// The attacks on the trust boundary (SECURITY.md, RELIABILITY.md's attack table).
 #[path = "github/trust.rs"]
 mod trust;
+
+#[path = "github/outputs_and_caps.rs"]
+mod outputs_and_caps;

@@ -9,4 +9,4 @@ pub mod tasks;
 pub mod verdict;
 
 pub use meter::Meter;
-pub use runner::{Agent, AgentEnd};
+pub use runner::{Agent, AgentEnd, ToolCalls, ToolCaps};

@@ -1,7 +1,7 @@
 //! The agent loop: ask the model, run the tools it calls, feed the results back, until it ends its
 //! turn (`submit_verdict` / `finish`) or the step limit is reached.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use crate::llm::{AgentRole, Content, Message, Provider, Request, Speaker};
 use crate::model::Verdict;
@@ -18,6 +18,58 @@ pub enum AgentEnd {
     Finished(String),
 }
 
+/// Most tool calls run per model answer and per iteration: a model (or a prompt injection
+/// steering it) that asks for hundreds of commands gets the rest answered with an error.
+/// `submit_verdict` and `finish` are never capped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolCaps {
+    pub per_turn: u32,
+    pub per_iteration: u32,
+}
+
+/// The tool calls run so far in this iteration, shared by the reviewer and the fixer.
+#[derive(Debug)]
+pub struct ToolCalls {
+    pub caps: ToolCaps,
+    this_iteration: Cell<u32>,
+}
+
+impl ToolCalls {
+    pub fn new(caps: ToolCaps) -> Self {
+        Self {
+            caps,
+            this_iteration: Cell::new(0),
+        }
+    }
+
+    /// A new iteration starts counting from zero.
+    pub fn new_iteration(&self) {
+        self.this_iteration.set(0);
+    }
+
+    /// Why the next call (the `nth_in_turn`, from 1) may not run, if it may not; counts it
+    /// when it may.
+    fn admit(&self, nth_in_turn: u32) -> Result<(), String> {
+        if nth_in_turn > self.caps.per_turn {
+            return Err(format!(
+                "not run: at most {} tool calls are run per answer (max_tool_calls_per_turn); \
+                 ask for fewer at a time",
+                self.caps.per_turn
+            ));
+        }
+        let used = self.this_iteration.get();
+        if used >= self.caps.per_iteration {
+            return Err(format!(
+                "not run: this iteration's {} tool calls are used up \
+                 (max_tool_calls_per_iteration); end your turn now",
+                self.caps.per_iteration
+            ));
+        }
+        self.this_iteration.set(used + 1);
+        Ok(())
+    }
+}
+
 /// One agent: its model, system prompt and tools.
 pub struct Agent<'a> {
     pub provider: &'a dyn Provider,
@@ -28,6 +80,7 @@ pub struct Agent<'a> {
     pub tool_set: ToolSet,
     pub max_steps: usize,
     pub meter: &'a RefCell<Meter>,
+    pub calls: &'a ToolCalls,
 }
 
 impl Agent<'_> {
@@ -103,8 +156,22 @@ impl Agent<'_> {
 
             let mut results = Vec::new();
             let mut ended = None;
+            let mut nth = 0;
+            let mut refused = 0;
             for call in &response.tool_calls {
                 tracing::debug!(agent = self.role.as_str(), tool = %call.name, "tool call");
+                if !ToolBox::ends_turn(&call.name) {
+                    nth += 1;
+                    if let Err(why) = self.calls.admit(nth) {
+                        refused += 1;
+                        results.push(Content::ToolResult {
+                            call_id: call.id.clone(),
+                            content: why,
+                            is_error: true,
+                        });
+                        continue;
+                    }
+                }
                 let out = self.tools.execute(self.tool_set, call).await;
                 match out.end {
                     Some(TurnEnd::Verdict(args)) => match verdict::from_value(&args) {
@@ -130,6 +197,14 @@ impl Agent<'_> {
                     content: out.content,
                     is_error: out.is_error,
                 });
+            }
+            if refused > 0 {
+                tracing::warn!(
+                    agent = self.role.as_str(),
+                    refused,
+                    asked = response.tool_calls.len(),
+                    "tool calls over the cap were not run"
+                );
             }
             messages.push(Message {
                 speaker: Speaker::User,
@@ -162,4 +237,31 @@ fn repair_request(why: &str) -> String {
          {{status: \"approved\"|\"rejected\", score: 0-100, confidence: 0-1, summary, criteria: [...], issues: [...]}} \
          exactly as specified."
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caps_count_per_answer_and_per_iteration_and_a_new_iteration_starts_from_zero() {
+        let calls = ToolCalls::new(ToolCaps {
+            per_turn: 2,
+            per_iteration: 3,
+        });
+        assert!(calls.admit(1).is_ok());
+        assert!(calls.admit(2).is_ok());
+        let over_turn = calls.admit(3).unwrap_err();
+        assert!(over_turn.contains("max_tool_calls_per_turn"), "{over_turn}");
+        assert!(calls.admit(1).is_ok(), "a new answer");
+        let over_iteration = calls.admit(2).unwrap_err();
+        assert!(
+            over_iteration.contains("max_tool_calls_per_iteration"),
+            "{over_iteration}"
+        );
+        calls.new_iteration();
+        assert!(calls.admit(1).is_ok());
+        assert!(ToolBox::ends_turn("finish") && ToolBox::ends_turn("submit_verdict"));
+        assert!(!ToolBox::ends_turn("run_command"));
+    }
 }

@@ -191,6 +191,7 @@ struct Shared<'a> {
     provider: &'a dyn Provider,
     tools: ToolBox,
     meter: &'a RefCell<Meter>,
+    calls: crate::agents::ToolCalls,
     root: PathBuf,
 }
 
@@ -216,6 +217,8 @@ impl Reviewer for AgentReviewer<'_> {
             in_actions(),
             &format!("qa-loop: review (iteration {iteration})"),
         );
+        // An iteration is a review and the fix after it.
+        self.shared.calls.new_iteration();
         let diff = crate::vcs::diff(&self.shared.root, &self.shared.tools.diff_base)
             .await
             .unwrap_or_else(|e| {
@@ -275,6 +278,7 @@ impl Reviewer for AgentReviewer<'_> {
             tool_set: ToolSet::Reviewer,
             max_steps: REVIEWER_MAX_STEPS,
             meter: self.shared.meter,
+            calls: &self.shared.calls,
         };
         let ended = agent.converse(&mut self.conversation).await;
         self.last_tree = tree;
@@ -324,6 +328,7 @@ impl Fixer for AgentFixer<'_> {
             tool_set: ToolSet::Fixer,
             max_steps: FIXER_MAX_STEPS,
             meter: self.shared.meter,
+            calls: &self.shared.calls,
         };
         match agent.run(request).await? {
             AgentEnd::Finished(summary) => Ok(summary),
@@ -656,6 +661,7 @@ pub async fn run(inputs: &Inputs, origin: Option<&Origin>) -> Result<RunResult, 
             }
         },
         meter: &meter,
+        calls: crate::agents::ToolCalls::new(settings.tool_caps),
         root: root.clone(),
     };
     let omitted = RefCell::new(Vec::new());

@@ -603,6 +603,14 @@ pub struct ConfigFile {
     #[serde(default, deserialize_with = "de_positive_u64")]
     #[schemars(range(min = 1))]
     pub max_tokens: Option<u64>,
+    /// Tool calls run per model answer; the rest are answered with an error (default 25).
+    #[serde(default, deserialize_with = "de_positive")]
+    #[schemars(range(min = 1))]
+    pub max_tool_calls_per_turn: Option<u32>,
+    /// Tool calls run per iteration, reviewer and fixer together (default 250).
+    #[serde(default, deserialize_with = "de_positive")]
+    #[schemars(range(min = 1))]
+    pub max_tool_calls_per_iteration: Option<u32>,
     /// Time limit of the whole run (`--timeout`), e.g. `45m`.
     #[serde(default)]
     pub run_timeout: Option<DurationSetting>,

@@ -106,6 +106,14 @@ pub struct FlagLayer {
     #[arg(long, env = "QA_LOOP_MAX_TOKENS", global = true, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tokens: Option<u64>,
+    /// Tool calls run per model answer; the rest get an error result [default: 25]
+    #[arg(long, env = "QA_LOOP_MAX_TOOL_CALLS_PER_TURN", global = true, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tool_calls_per_turn: Option<u32>,
+    /// Tool calls run per iteration, reviewer and fixer together [default: 250]
+    #[arg(long, env = "QA_LOOP_MAX_TOOL_CALLS_PER_ITERATION", global = true, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tool_calls_per_iteration: Option<u32>,
     /// Time limit of the whole run, e.g. 45m
     #[arg(long, env = "QA_LOOP_TIMEOUT", global = true, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
@@ -252,6 +260,8 @@ pub struct Settings {
     pub api_key: Option<Secret>,
     pub max_cost_usd: Option<f64>,
     pub max_tokens: Option<u64>,
+    /// Tool calls per model answer and per iteration.
+    pub tool_caps: crate::agents::ToolCaps,
     pub run_timeout: Option<Duration>,
     pub replay_session: Option<PathBuf>,
     /// Retries and time limits of model requests.
@@ -290,6 +300,8 @@ pub mod defaults {
     pub const RECURRING_THRESHOLD: u32 = 3;
     pub const SIMILARITY_THRESHOLD: f64 = 0.8;
     pub const MIN_SCORE: u8 = 40;
+    pub const MAX_TOOL_CALLS_PER_TURN: u32 = 25;
+    pub const MAX_TOOL_CALLS_PER_ITERATION: u32 = 250;
 }
 
 impl Settings {
@@ -419,6 +431,16 @@ impl Settings {
             api_key,
             max_cost_usd: flags.max_cost_usd.or(file.max_cost_usd),
             max_tokens: flags.max_tokens.or(file.max_tokens),
+            tool_caps: crate::agents::ToolCaps {
+                per_turn: flags
+                    .max_tool_calls_per_turn
+                    .or(file.max_tool_calls_per_turn)
+                    .unwrap_or(defaults::MAX_TOOL_CALLS_PER_TURN),
+                per_iteration: flags
+                    .max_tool_calls_per_iteration
+                    .or(file.max_tool_calls_per_iteration)
+                    .unwrap_or(defaults::MAX_TOOL_CALLS_PER_ITERATION),
+            },
             run_timeout: flags.timeout.or(file.run_timeout.map(|d| d.0)),
             replay_session: flags
                 .replay_session

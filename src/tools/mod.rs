@@ -237,6 +237,11 @@ impl ToolBox {
     }
 
     /// Runs one tool call for an agent with the given tool set.
+    /// Tools that end the agent's turn (`submit_verdict`, `finish`): never capped.
+    pub fn ends_turn(name: &str) -> bool {
+        matches!(name, "submit_verdict" | "finish")
+    }
+
     pub async fn execute(&self, set: ToolSet, call: &ToolCall) -> ToolOutput {
         let allowed = self.specs(set).iter().any(|s| s.name == call.name);
         if !allowed {
