@@ -4,6 +4,7 @@
 pub mod demo;
 pub mod run;
 
+use crate::github::actions::inert;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -92,7 +93,8 @@ fn init_logging(flags: &FlagLayer) {
         && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        // Model and test text reach the log: no line of it may act as a workflow command.
+        .with_writer(crate::github::actions::InertStderr)
         .with_ansi(color)
         .with_target(false)
         .without_time()
@@ -100,7 +102,7 @@ fn init_logging(flags: &FlagLayer) {
 }
 
 fn bad_input(e: &InputError) -> Exit {
-    eprintln!("error: {e}");
+    eprintln!("error: {}", inert(&e.to_string()));
     Exit::BadInput
 }
 
@@ -109,7 +111,7 @@ fn run_error(e: &RunError) -> Exit {
         skipped(why);
         return Exit::Approved;
     }
-    eprintln!("error: {e}");
+    eprintln!("error: {}", inert(&e.to_string()));
     match e {
         RunError::Input(_) | RunError::Usage(_) => Exit::BadInput,
         RunError::Io(_) => Exit::Errors,
@@ -143,6 +145,14 @@ async fn dispatch(cli: Cli) -> Exit {
         Command::Status { json } => status_cmd(&root, &cli.flags, json),
         Command::Run => {
             let actions = crate::github::actions::ActionsEnv::from_env(|n| std::env::var(n).ok());
+            // What the runner's file commands hold now: anything written to them while the
+            // change's code runs is discarded before qa-loop writes its outputs.
+            let command_files = match &actions {
+                Some(_) => {
+                    crate::github::actions::CommandFiles::snapshot(|n| std::env::var(n).ok())
+                }
+                None => crate::github::actions::CommandFiles::default(),
+            };
             // Trust is decided before any file of the checkout is read (SPEC §10).
             let origin = match &actions {
                 Some(env) => match crate::github::origin::resolve(env, &root, &cli.flags).await {
@@ -153,7 +163,7 @@ async fn dispatch(cli: Cli) -> Exit {
                     }
                     Ok(crate::github::origin::Resolved::NoEvent) => None,
                     Err(e) => {
-                        eprintln!("qa-loop: {e}");
+                        eprintln!("qa-loop: {}", inert(&e.to_string()));
                         return Exit::BadInput;
                     }
                 },
@@ -175,7 +185,7 @@ async fn dispatch(cli: Cli) -> Exit {
                 if let Some(config) = config
                     && let Err(e) = crate::trust::check_config(&root, &config, &base).await
                 {
-                    eprintln!("qa-loop: {e}");
+                    eprintln!("qa-loop: {}", inert(&e.to_string()));
                     return Exit::BadInput;
                 }
             }
@@ -217,7 +227,11 @@ async fn dispatch(cli: Cli) -> Exit {
             if let Err(e) = run::provider(&inputs.settings) {
                 return run_error(&e);
             }
-            match run::run(&inputs, origin.as_deref()).await {
+            let result = run::run(&inputs, origin.as_deref()).await;
+            for name in command_files.restore() {
+                tracing::warn!("${name} was written to during the run (not by qa-loop): discarded");
+            }
+            match result {
                 Ok(r) => {
                     if inputs.settings.verbosity != Verbosity::Quiet {
                         eprintln!(

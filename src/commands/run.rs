@@ -461,6 +461,7 @@ impl Reporter for FileReporter<'_> {
                 status = last.status.as_str(),
                 score = last.score,
                 issues = last.issues.len(),
+                summary = %last.summary,
                 "review"
             );
             // An in-progress snapshot: the report as if the loop stopped here.

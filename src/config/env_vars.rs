@@ -20,6 +20,30 @@ pub const ACTIONS_ID_TOKEN_REQUEST_PREFIX: &str = "ACTIONS_ID_TOKEN_REQUEST_";
 pub const INPUT_PREFIX: &str = "INPUT_";
 /// `NO_COLOR` disables colour in log output.
 pub const NO_COLOR: &str = "NO_COLOR";
+/// The runner's file commands: what a step appends there becomes its outputs, the job summary,
+/// or the environment, `PATH` and state of later steps.
+pub const GITHUB_OUTPUT: &str = "GITHUB_OUTPUT";
+pub const GITHUB_STEP_SUMMARY: &str = "GITHUB_STEP_SUMMARY";
+pub const GITHUB_ENV: &str = "GITHUB_ENV";
+pub const GITHUB_PATH: &str = "GITHUB_PATH";
+pub const GITHUB_STATE: &str = "GITHUB_STATE";
+pub const RUNNER_FILE_COMMANDS: [&str; 5] = [
+    GITHUB_OUTPUT,
+    GITHUB_STEP_SUMMARY,
+    GITHUB_ENV,
+    GITHUB_PATH,
+    GITHUB_STATE,
+];
+/// The runner's own services (`ACTIONS_RUNTIME_URL`/`_TOKEN`, cache, results, OIDC).
+pub const ACTIONS_PREFIX: &str = "ACTIONS_";
+
+/// Whether a variable is a channel to the runner (its file commands, its runtime services):
+/// never given to a child, whatever `env_passthrough` says — a test that can write there
+/// forges the step's outputs or poisons later steps.
+pub fn is_runner_channel(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    RUNNER_FILE_COMMANDS.contains(&upper.as_str()) || upper.starts_with(ACTIONS_PREFIX)
+}
 
 /// Whether a variable must never reach a child process (test commands, tools, agents).
 pub fn is_secret(name: &str) -> bool {
@@ -39,9 +63,12 @@ pub fn is_secret(name: &str) -> bool {
                 .any(|w| upper.contains(w)))
 }
 
-/// The current environment minus the built-in secrets (for git and other internal commands).
+/// The current environment minus the built-in secrets and the runner's channels (for git and
+/// other internal commands).
 pub fn scrubbed_env() -> Vec<(String, String)> {
-    std::env::vars().filter(|(k, _)| !is_secret(k)).collect()
+    std::env::vars()
+        .filter(|(k, _)| !is_secret(k) && !is_runner_channel(k))
+        .collect()
 }
 
 /// The LLM key and push token variables: their values are removed from a child's environment
@@ -110,7 +137,7 @@ impl EnvPolicy {
 
     /// Whether `name=value` may reach a child.
     pub fn keeps(&self, name: &str, value: &str) -> bool {
-        if self.secret_values.iter().any(|s| s == value) {
+        if is_runner_channel(name) || self.secret_values.iter().any(|s| s == value) {
             return false;
         }
         if self.secret.iter().any(|p| wildcard(p, name)) {
@@ -204,6 +231,25 @@ mod tests {
             "passthrough brings GITHUB_TOKEN back but never the API key (by name or by value)"
         );
         assert!(!format!("{policy:?}").contains("canary"));
+    }
+
+    #[test]
+    fn runner_channels_never_reach_a_child_even_when_passed_through() {
+        let policy = EnvPolicy::new(vec!["*".into()], vec![]);
+        for name in [
+            "GITHUB_OUTPUT",
+            "github_env",
+            "GITHUB_PATH",
+            "GITHUB_STATE",
+            "GITHUB_STEP_SUMMARY",
+            "ACTIONS_RUNTIME_URL",
+            "ACTIONS_CACHE_URL",
+            "ACTIONS_ID_TOKEN_REQUEST_URL",
+        ] {
+            assert!(!policy.keeps(name, "/runner/_temp/x"), "{name}");
+        }
+        assert!(policy.keeps("GITHUB_WORKSPACE", "/w"));
+        assert!(policy.keeps("RUNNER_TEMP", "/runner/_temp"));
     }
 
     #[test]

@@ -59,22 +59,125 @@ impl ActionsEnv {
     }
 }
 
-/// `name<<DELIMITER\nvalue\nDELIMITER\n` for each output, with a delimiter the value does not
-/// contain (GitHub's multi-line syntax), appended to `$GITHUB_OUTPUT`.
+/// `name<<DELIMITER\nvalue\nDELIMITER\n` for each output (GitHub's multi-line syntax),
+/// appended to `$GITHUB_OUTPUT`, with a random delimiter per value that the value does not
+/// contain: nobody can guess it to end a value early or swallow the next one.
 pub fn write_outputs(path: &Path, outputs: &[(&str, String)]) -> std::io::Result<()> {
     let mut text = String::new();
     for (name, value) in outputs {
-        let mut n = 0u32;
         let delimiter = loop {
-            let d = format!("ghadelimiter_{}_{n}", std::process::id());
+            let d = format!(
+                "ghadelimiter_{:016x}{:016x}",
+                crate::llm::http::random_u64(),
+                crate::llm::http::random_u64()
+            );
             if !value.contains(&d) {
                 break d;
             }
-            n += 1;
         };
         text.push_str(&format!("{name}<<{delimiter}\n{value}\n{delimiter}\n"));
     }
-    append(path, &text)
+    append(path, &crate::secrets::redact(&text))
+}
+
+/// The runner's file commands (`$GITHUB_OUTPUT`, `$GITHUB_STEP_SUMMARY`, `$GITHUB_ENV`,
+/// `$GITHUB_PATH`, `$GITHUB_STATE`) as they were when qa-loop started. Children never get
+/// these paths, but a test that knows the runner's layout can still find them; whatever was
+/// written to them during the run is discarded before qa-loop writes its own outputs.
+#[derive(Debug, Default)]
+pub struct CommandFiles {
+    files: Vec<(&'static str, PathBuf, Option<Vec<u8>>)>,
+}
+
+impl CommandFiles {
+    /// Reads each file the runner names (`None`: it did not exist).
+    pub fn snapshot(var: impl Fn(&str) -> Option<String>) -> CommandFiles {
+        let files = crate::config::env_vars::RUNNER_FILE_COMMANDS
+            .iter()
+            .filter_map(|name| {
+                let path = PathBuf::from(var(name).filter(|v| !v.is_empty())?);
+                let bytes = std::fs::read(&path).ok();
+                Some((*name, path, bytes))
+            })
+            .collect();
+        CommandFiles { files }
+    }
+
+    /// Puts back every file that changed since the snapshot; returns the variables whose file
+    /// had been written to.
+    pub fn restore(&self) -> Vec<&'static str> {
+        let mut changed = Vec::new();
+        for (name, path, before) in &self.files {
+            let now = std::fs::read(path).ok();
+            if &now == before {
+                continue;
+            }
+            changed.push(*name);
+            let put = match before {
+                Some(bytes) => std::fs::write(path, bytes),
+                None => std::fs::remove_file(path),
+            };
+            if let Err(e) = put {
+                tracing::warn!("cannot restore ${name} ({}): {e}", path.display());
+            }
+        }
+        changed
+    }
+}
+
+/// Text for the log that cannot act as a workflow command: the runner runs any line that
+/// starts (after blanks) with `::` and any legacy `##[` command, and CR starts a line as LF
+/// does. Lines are kept; the first `:` of such a line becomes `：` and `##[` becomes `##［`.
+/// Known secrets are redacted too.
+pub fn inert(text: &str) -> std::borrow::Cow<'_, str> {
+    let text = crate::secrets::redact(text);
+    let live = text.contains("##[")
+        || text.contains('\r')
+        || text.split('\n').any(|l| l.trim_start().starts_with("::"));
+    if !live {
+        return text;
+    }
+    let unified = text.replace("\r\n", "\n").replace('\r', "\n");
+    let mut out = String::with_capacity(unified.len() + 8);
+    for (i, line) in unified.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let blanks = line.len() - line.trim_start().len();
+        let (lead, rest) = line.split_at(blanks);
+        out.push_str(lead);
+        match rest.strip_prefix(':') {
+            Some(after) if after.starts_with(':') => {
+                out.push('：');
+                out.push_str(&after.replace("##[", "##［"));
+            }
+            _ => out.push_str(&rest.replace("##[", "##［")),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// A log writer for `tracing` that makes every line [`inert`] before it reaches stderr.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InertStderr;
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for InertStderr {
+    type Writer = InertStderr;
+    fn make_writer(&'a self) -> Self::Writer {
+        InertStderr
+    }
+}
+
+impl Write for InertStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // `tracing` writes one whole event (ending in a newline) per call.
+        let text = String::from_utf8_lossy(buf);
+        std::io::stderr().write_all(inert(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
 }
 
 /// Appends `markdown` to the job summary, cut by bytes to GitHub's limit with a pointer to the
@@ -82,7 +185,10 @@ pub fn write_outputs(path: &Path, outputs: &[(&str, String)]) -> std::io::Result
 pub fn write_summary(path: &Path, markdown: &str, full_report: &str) -> std::io::Result<()> {
     let already = std::fs::metadata(path).map_or(0, |m| m.len() as usize);
     let room = SUMMARY_LIMIT.saturating_sub(already);
-    append(path, &cut(markdown, room, full_report))
+    append(
+        path,
+        &cut(&crate::secrets::redact(markdown), room, full_report),
+    )
 }
 
 /// `text` within `limit` bytes; when cut, ends with a note naming `full` (at a line end when
@@ -202,7 +308,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out");
         std::fs::write(&path, "earlier=1\n").unwrap();
-        let tricky = format!("line 1\nghadelimiter_{}_0\nline 3", std::process::id());
+        let tricky = "line 1\nghadelimiter_0123\nline 3".to_string();
         write_outputs(
             &path,
             &[("verdict", "approved".into()), ("summary", tricky.clone())],
@@ -231,6 +337,73 @@ mod tests {
                 ("summary".to_string(), tricky)
             ]
         );
+    }
+
+    #[test]
+    fn delimiters_are_random_per_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out");
+        write_outputs(&path, &[("a", "1".into()), ("b", "2".into())]).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let delims: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.split_once("<<").map(|(_, d)| d))
+            .collect();
+        assert_eq!(delims.len(), 2);
+        assert_ne!(delims[0], delims[1]);
+        for d in delims {
+            assert!(d.len() >= 40, "{d}");
+            assert!(!d.contains(&std::process::id().to_string()), "{d}");
+        }
+    }
+
+    #[test]
+    fn command_files_written_during_the_run_are_put_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("set_output");
+        let env = dir.path().join("set_env");
+        let summary = dir.path().join("step_summary");
+        std::fs::write(&out, "").unwrap();
+        std::fs::write(&env, "KEEP=1\n").unwrap();
+        let vars = |n: &str| match n {
+            "GITHUB_OUTPUT" => Some(out.display().to_string()),
+            "GITHUB_ENV" => Some(env.display().to_string()),
+            "GITHUB_STEP_SUMMARY" => Some(summary.display().to_string()),
+            _ => None,
+        };
+        let files = CommandFiles::snapshot(vars);
+        std::fs::write(&out, "verdict=approved\n").unwrap();
+        std::fs::write(&env, "KEEP=1\nLD_PRELOAD=/tmp/evil.so\n").unwrap();
+        std::fs::write(&summary, "forged").unwrap();
+        let mut changed = files.restore();
+        changed.sort();
+        assert_eq!(
+            changed,
+            ["GITHUB_ENV", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"]
+        );
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "");
+        assert_eq!(std::fs::read_to_string(&env).unwrap(), "KEEP=1\n");
+        assert!(!summary.exists(), "a file that did not exist is removed");
+        assert!(files.restore().is_empty(), "nothing changed since");
+    }
+
+    #[test]
+    fn no_logged_line_can_start_a_workflow_command() {
+        let text = "summary: fine\n::set-output name=verdict::approved\n  ::error::forged\r::stop-commands::x\nsee ##[set-output name=v;]1\nkeep a::b";
+        let safe = inert(text);
+        for line in safe.split(['\n', '\r']) {
+            assert!(!line.trim_start().starts_with("::"), "{line}");
+            assert!(!line.contains("##["), "{line}");
+        }
+        assert!(
+            safe.contains("：:set-output name=verdict::approved"),
+            "{safe}"
+        );
+        assert!(safe.ends_with("keep a::b"));
+        assert!(matches!(
+            inert("plain text\n"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     #[test]
