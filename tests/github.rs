@@ -54,6 +54,9 @@ struct Gh {
     /// Answer every n-th write 2 s late (after performing it): past a 1 s client timeout.
     stall_every: Option<usize>,
     stall_pending: bool,
+    /// `GET /user` answers this login (a user's token); unset, it answers 403 as GitHub does
+    /// for the job's installation token.
+    token_user: Option<String>,
 }
 
 fn percent_decode(s: &str) -> String {
@@ -213,6 +216,18 @@ fn answer(
     let path = uri.path().to_string();
     let body = body.map(|b| b.0).unwrap_or(Value::Null);
     g.raw.push(format!("{uri}\n{headers:?}\n{body}"));
+    if method == Method::GET && path == "/user" {
+        return match &g.token_user {
+            Some(login) => Json(over(template("private-user"), json!({"login": login}))).into_response(),
+            None => (
+                StatusCode::FORBIDDEN,
+                Json(json!({"message": "Resource not accessible by integration",
+                            "documentation_url": "https://docs.github.com/rest/users/users#get-the-authenticated-user",
+                            "status": "403"})),
+            )
+                .into_response(),
+        };
+    }
     let prefix = format!("/repos/{REPO}");
     let rest = path.strip_prefix(&prefix).unwrap_or("").to_string();
     let now = "2026-11-21T10:00:00Z";
@@ -1954,3 +1969,6 @@ mod trust;
 
 #[path = "github/outputs_and_caps.rs"]
 mod outputs_and_caps;
+
+#[path = "github/untrusted_text.rs"]
+mod untrusted_text;

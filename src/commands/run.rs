@@ -509,9 +509,12 @@ impl Reporter for FileReporter<'_> {
             {
                 let comments = crate::github::push::suggestions(&diff, &self.pr_added);
                 report.push_str(&format!(
-                    "\n## Fixes offered as suggestions\n\nqa-loop does not push to forks: {} suggestion(s) are in a review on the pull request; the whole patch (apply with `git am`):\n\n<details><summary>patch</summary>\n\n```diff\n{}\n```\n</details>\n",
+                    "\n## Fixes offered as suggestions\n\nqa-loop does not push to forks: {} suggestion(s) are in a review on the pull request; the whole patch (apply with `git am`):\n\n<details><summary>patch</summary>\n\n{}</details>\n",
                     comments.len(),
-                    crate::github::actions::cut(&patch, 30_000, "the workflow log")
+                    crate::report::untrusted::fenced(
+                        &crate::github::actions::cut(&patch, 30_000, "the workflow log"),
+                        "diff"
+                    )
                 ));
                 github.suggest(comments).await;
             }
@@ -527,10 +530,18 @@ impl Reporter for FileReporter<'_> {
                     PushOutcome::Nothing => {}
                     PushOutcome::NotPushed { why, patch } => {
                         tracing::warn!("cannot push the fixes: {why}");
-                        report.push_str(&format!(
-                            "\n## Fixes not pushed\n\n{why}. Apply them with `git am`:\n\n<details><summary>patch</summary>\n\n```diff\n{}\n```\n</details>\n",
-                            crate::github::actions::cut(&patch, 30_000, "the workflow log")
-                        ));
+                        let why = crate::report::untrusted::line(&why);
+                        if patch.is_empty() {
+                            report.push_str(&format!("\n## Fixes not pushed\n\n{why}.\n"));
+                        } else {
+                            report.push_str(&format!(
+                                "\n## Fixes not pushed\n\n{why}. Apply them with `git am`:\n\n<details><summary>patch</summary>\n\n{}</details>\n",
+                                crate::report::untrusted::fenced(
+                                    &crate::github::actions::cut(&patch, 30_000, "the workflow log"),
+                                    "diff"
+                                )
+                            ));
+                        }
                     }
                 }
             }

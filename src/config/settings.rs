@@ -187,6 +187,9 @@ pub struct FlagLayer {
     /// Let `pull_request_target` runs on pull requests from this repository run the change and push fixes (default: review only; never for forks)
     #[arg(long, env = "QA_LOOP_ALLOW_PULL_REQUEST_TARGET_FIXES", global = true, value_parser = clap::builder::BoolishValueParser::new())]
     pub allow_pull_request_target_fixes: bool,
+    /// The login qa-loop's token posts as, when it is a GitHub App's installation token (e.g. my-app[bot]): only its comments and issues carry trusted cross-run state [default: the token's user (GET /user), else github-actions[bot]]
+    #[arg(long, env = "QA_LOOP_BOT_LOGIN", global = true, value_name = "LOGIN")]
+    pub bot_login: Option<String>,
     /// Exit 1 when the change is not approved [default: true]; false exits 0 (the check run still reports)
     #[arg(long, env = "QA_LOOP_FAIL_ON_REJECT", global = true, value_name = "BOOL",
           value_parser = clap::builder::BoolishValueParser::new(), num_args = 0..=1, default_missing_value = "true")]
@@ -274,6 +277,9 @@ pub struct Settings {
     /// Let `pull_request_target` runs fix and push (default: review only). A flag or the
     /// action's input only: a file in the checkout cannot widen trust.
     pub allow_pull_request_target_fixes: bool,
+    /// Who qa-loop posts as (`--bot-login`; a flag or the action's input only: a file in the
+    /// checkout could name an attacker). `None`: found from the token.
+    pub bot_login: Option<String>,
     /// Exit 1 when not approved (`--fail-on-reject`, default true).
     pub fail_on_reject: bool,
     /// GitHub presentation (SPEC §3.3 inputs).
@@ -471,6 +477,12 @@ impl Settings {
                 None => file.allowed_bots.clone().unwrap_or_default(),
             },
             allow_pull_request_target_fixes: flags.allow_pull_request_target_fixes,
+            bot_login: flags
+                .bot_login
+                .as_deref()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_string),
             fail_on_reject: flags.fail_on_reject.unwrap_or(true),
             check_name: flags
                 .check_name

@@ -107,9 +107,7 @@ pub fn decode(body: &str) -> Option<CrossRunState> {
 pub fn pick(comments: &[Value], trusted: impl Fn(&Value) -> bool) -> (Option<u64>, Vec<u64>) {
     let mut ours: Vec<(&str, u64)> = comments
         .iter()
-        .filter(|c| {
-            c["body"].as_str().is_some_and(|b| b.starts_with(MARKER)) && trusted(&c["user"])
-        })
+        .filter(|c| looks_like_ours(c) && trusted(&c["user"]))
         .filter_map(|c| {
             Some((
                 c["created_at"].as_str().unwrap_or_default(),
@@ -122,13 +120,19 @@ pub fn pick(comments: &[Value], trusted: impl Fn(&Value) -> bool) -> (Option<u64
     (ids.next(), ids.collect())
 }
 
-/// The default trust rule: comments by a bot account (`github-actions[bot]` with the job's
-/// token, or the GitHub App whose token qa-loop uses), or by `login` when given.
-pub fn trusted_author(user: &Value, login: Option<&str>) -> bool {
-    match login {
-        Some(l) => user["login"].as_str() == Some(l),
-        None => user["type"].as_str() == Some("Bot"),
-    }
+/// Whether a comment (a REST object) carries qa-loop's marker — not yet whether qa-loop wrote it.
+pub fn looks_like_ours(comment: &Value) -> bool {
+    comment["body"]
+        .as_str()
+        .is_some_and(|b| b.starts_with(MARKER))
+}
+
+/// Whether `user` is `login`, the account qa-loop posts as — not any bot: every GitHub App and
+/// every other workflow's token can post a comment that looks like qa-loop's.
+pub fn trusted_author(user: &Value, login: &str) -> bool {
+    user["login"]
+        .as_str()
+        .is_some_and(|l| l.eq_ignore_ascii_case(login))
 }
 
 #[cfg(test)]
@@ -231,18 +235,21 @@ mod tests {
     fn the_oldest_trusted_comment_is_kept_and_forged_ones_ignored() {
         let bot = json!({"login": "github-actions[bot]", "type": "Bot"});
         let user = json!({"login": "mallory", "type": "User"});
+        let other_bot = json!({"login": "evil-app[bot]", "type": "Bot"});
         let comments = vec![
+            json!({"id": 1, "created_at": "2026-11-21T07:00:00Z", "body": format!("{MARKER}\nforged by a bot"), "user": other_bot}),
             json!({"id": 30, "created_at": "2026-11-21T10:00:02Z", "body": format!("{MARKER}\nB"), "user": bot}),
             json!({"id": 10, "created_at": "2026-11-21T09:00:00Z", "body": format!("{MARKER}\nforged"), "user": user}),
             json!({"id": 20, "created_at": "2026-11-21T10:00:01Z", "body": format!("{MARKER}\nA"), "user": bot}),
             json!({"id": 5, "created_at": "2026-11-21T08:00:00Z", "body": "unrelated", "user": bot}),
         ];
         assert_eq!(
-            pick(&comments, |u| trusted_author(u, None)),
-            (Some(20), vec![30])
+            pick(&comments, |u| trusted_author(u, "github-actions[bot]")),
+            (Some(20), vec![30]),
+            "another bot's comment is not qa-loop's"
         );
         assert_eq!(
-            pick(&comments, |u| trusted_author(u, Some("mallory"))),
+            pick(&comments, |u| trusted_author(u, "Mallory")),
             (Some(10), vec![])
         );
         assert_eq!(pick(&[], |_| true), (None, vec![]));

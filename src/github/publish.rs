@@ -64,9 +64,16 @@ pub struct Publisher {
     checks_denied: bool,
     comment_id: Option<u64>,
     duplicates: Vec<u64>,
+    /// The login qa-loop posts as: only its comments and issues are trusted as state
+    /// (`--bot-login`, else found by [`Publisher::start`]).
+    identity: Option<String>,
     /// What could not be published.
     pub problems: Vec<String>,
 }
+
+/// Who the job's token posts as: installation tokens cannot read `GET /user` (403
+/// "Resource not accessible by integration").
+pub const ACTIONS_BOT: &str = "github-actions[bot]";
 
 impl Publisher {
     /// Check name, error conclusion, labels, assignees and the comment switch from `settings`.
@@ -86,8 +93,38 @@ impl Publisher {
             checks_denied: false,
             comment_id: None,
             duplicates: Vec::new(),
+            identity: settings.bot_login.clone(),
             problems: Vec::new(),
         }
+    }
+
+    /// The login qa-loop posts as: `--bot-login`; else the token's user (`GET /user`, user
+    /// tokens); else — the token cannot read it, as installation tokens cannot —
+    /// `github-actions[bot]`, the job token's identity.
+    async fn identify(&mut self) -> String {
+        if let Some(login) = &self.identity {
+            return login.clone();
+        }
+        let login = match self.gh.get("user").await {
+            Ok(user) => match user["login"].as_str() {
+                Some(l) if !l.is_empty() => l.to_string(),
+                _ => ACTIONS_BOT.to_string(),
+            },
+            Err(e) if e.status() == Some(403) => ACTIONS_BOT.to_string(),
+            Err(e) => {
+                tracing::warn!(
+                    "cannot tell which account the token posts as ({e}); trusting state only from {ACTIONS_BOT}"
+                );
+                ACTIONS_BOT.to_string()
+            }
+        };
+        tracing::debug!(login, "qa-loop posts as");
+        self.identity = Some(login.clone());
+        login
+    }
+
+    fn trusted(&self) -> impl Fn(&Value) -> bool + '_ {
+        move |user| comment::trusted_author(user, self.identity.as_deref().unwrap_or(ACTIONS_BOT))
     }
 
     pub fn target(&self) -> &Target {
@@ -118,7 +155,11 @@ impl Publisher {
         );
         match self.gh.get_all(&path, 30).await {
             Ok(list) => {
-                let (keep, duplicates) = comment::pick(&list, |u| comment::trusted_author(u, None));
+                // Who qa-loop is matters only once something looks like its comment.
+                if list.iter().any(comment::looks_like_ours) {
+                    self.identify().await;
+                }
+                let (keep, duplicates) = comment::pick(&list, self.trusted());
                 self.comment_id = keep;
                 self.duplicates = duplicates;
                 keep.and_then(|id| list.iter().find(|c| c["id"].as_u64() == Some(id)))
@@ -181,9 +222,15 @@ impl Publisher {
             last.status.as_str(),
             last.score
         );
-        let mut summary = format!("{}\n\n", last.summary);
+        use crate::report::untrusted::{block, line};
+        let mut summary = format!("{}\n", block(&last.summary));
         for i in &last.issues {
-            summary.push_str(&format!("- **{}** [{}] {}\n", i.id, i.kind, i.title));
+            summary.push_str(&format!(
+                "- **{}** [{}] {}\n",
+                line(&i.id),
+                i.kind,
+                line(&i.title)
+            ));
         }
         let body = json!({"output": checks::output(&title, &summary, "", &[], "the run's report")});
         let path = format!("repos/{}/check-runs/{id}", self.target.repo);
@@ -282,8 +329,10 @@ impl Publisher {
                 // Look up before creating again: the comment may exist (or a racing run's).
                 match self.gh.get_all(&path, 30).await {
                     Ok(list) => {
-                        let (keep, duplicates) =
-                            comment::pick(&list, |u| comment::trusted_author(u, None));
+                        if list.iter().any(comment::looks_like_ours) {
+                            self.identify().await;
+                        }
+                        let (keep, duplicates) = comment::pick(&list, self.trusted());
                         self.duplicates.extend(duplicates);
                         let result = match keep {
                             Some(id) => {
@@ -452,7 +501,7 @@ impl Publisher {
     }
 
     /// The open escalation issue of this PR (by marker, written by a trusted author).
-    async fn find_escalation(&self) -> Result<Option<u64>, GhError> {
+    async fn find_escalation(&mut self) -> Result<Option<u64>, GhError> {
         let path = format!(
             "repos/{}/issues?state=open&labels={}",
             self.target.repo,
@@ -460,11 +509,17 @@ impl Publisher {
         );
         let marker = escalation_marker(self.target.pr);
         let list = self.gh.get_all(&path, 10).await?;
-        Ok(list
+        let marked: Vec<&Value> = list
             .iter()
             .filter(|i| i["pull_request"].is_null())
             .filter(|i| i["body"].as_str().is_some_and(|b| b.starts_with(&marker)))
-            .filter(|i| comment::trusted_author(&i["user"], None))
+            .collect();
+        if !marked.is_empty() {
+            self.identify().await;
+        }
+        Ok(marked
+            .into_iter()
+            .filter(|i| (self.trusted())(&i["user"]))
             .filter_map(|i| i["number"].as_u64())
             .min())
     }

@@ -428,7 +428,8 @@ pub fn suggestions(diff: &str, pr_added: &crate::vcs::AddedLines) -> Vec<serde_j
                     "path": path,
                     "line": start + len - 1,
                     "side": "RIGHT",
-                    "body": format!("qa-loop suggests:\n\n```suggestion\n{}{}```\n", new.join("\n"), if new.is_empty() { "" } else { "\n" }),
+                    // The fixer's lines cannot close the suggestion's fence.
+                    "body": format!("qa-loop suggests:\n\n{}", crate::report::untrusted::fenced(&new.join("\n"), "suggestion")),
                 });
                 if len > 1 {
                     c["start_line"] = serde_json::json!(start);

@@ -5,9 +5,7 @@ use super::RunReport;
 use crate::engine::state::{Escalation, Outcome};
 use crate::model::{GateStatus, Issue, ScenarioOutcome, ScenarioResult};
 
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
+use super::untrusted::{block, code, line as cell};
 
 fn issues_table(out: &mut String, issues: &[Issue]) {
     out.push_str("| id | severity | type | title | location |\n|---|---|---|---|---|\n");
@@ -19,18 +17,10 @@ fn issues_table(out: &mut String, issues: &[Issue]) {
             i.kind,
             cell(&i.title),
             i.location()
-                .map(|l| format!("`{}`", cell(&l)))
+                .map(|l| code(&l).replace('|', "\\|"))
                 .unwrap_or_default()
         ));
     }
-}
-
-/// Text of the agent under test (or about it) for a table cell or a line: no line breaks of any
-/// kind, no HTML (a `<!--` would hide the rest of the comment), no @-mentions.
-fn untrusted_cell(text: &str) -> String {
-    cell(&text.replace(['\r', '\n'], " "))
-        .replace('<', "&lt;")
-        .replace('@', "@\u{200b}")
 }
 
 /// Characters of a message shown in a conversation table cell.
@@ -50,16 +40,16 @@ fn conversations_section(out: &mut String, scenarios: &[ScenarioResult]) {
             ScenarioOutcome::Error => "⚠️",
         };
         out.push_str(&format!(
-            "### {icon} `{}` — {}{}\n\n{} ({} turn(s), {:.1} s)\n\n",
-            s.name,
+            "### {icon} {} — {}{}\n\n{} ({} turn(s), {:.1} s)\n\n",
+            code(&s.name),
             s.outcome.as_str().replace('_', " "),
             if s.required { "" } else { " (advisory)" },
-            untrusted_cell(s.reason.lines().next().unwrap_or_default()),
+            cell(s.reason.lines().next().unwrap_or_default()),
             s.turns.len(),
             s.duration_ms as f64 / 1000.0
         ));
         for w in &s.warnings {
-            out.push_str(&format!("- ⚠️ {}\n", untrusted_cell(w)));
+            out.push_str(&format!("- ⚠️ {}\n", cell(w)));
         }
         if !s.warnings.is_empty() {
             out.push('\n');
@@ -77,10 +67,10 @@ fn conversations_section(out: &mut String, scenarios: &[ScenarioResult]) {
             out.push_str(&format!(
                 "| {} | {} | {} | {} | {} |\n",
                 t.number,
-                untrusted_cell(&crate::text::clip(&t.user, TURN_CELL)),
-                untrusted_cell(&crate::text::clip(&t.agent, TURN_CELL)),
-                untrusted_cell(&judge),
-                untrusted_cell(&crate::text::clip(&t.reasoning, TURN_CELL))
+                cell(&crate::text::clip(&t.user, TURN_CELL)),
+                cell(&crate::text::clip(&t.agent, TURN_CELL)),
+                cell(&judge),
+                cell(&crate::text::clip(&t.reasoning, TURN_CELL))
             ));
         }
         out.push('\n');
@@ -141,7 +131,7 @@ pub fn report(r: &RunReport<'_>) -> String {
             out.push('\n');
         }
         if !d.summary.is_empty() {
-            out.push_str(&format!("**Reviewer:** {}\n\n", d.summary.trim()));
+            out.push_str(&format!("**Reviewer:**\n\n{}\n", block(&d.summary)));
         }
         let latest = r.latest().unwrap_or(d);
         if !latest.issues.is_empty() {
@@ -149,7 +139,7 @@ pub fn report(r: &RunReport<'_>) -> String {
             issues_table(&mut out, &latest.issues);
             out.push('\n');
             for i in latest.issues.iter().filter(|i| !i.fix.is_empty()) {
-                out.push_str(&format!("- **{}** fix: {}\n", i.id, i.fix.trim()));
+                out.push_str(&format!("- **{}** fix: {}\n", cell(&i.id), cell(&i.fix)));
             }
             out.push('\n');
         }
@@ -175,26 +165,34 @@ pub fn report(r: &RunReport<'_>) -> String {
         out.push('\n');
         for t in &latest.verification.tests {
             out.push_str(&format!(
-                "**`{}`** — {} (from {})\n\n",
-                t.suite,
+                "**{}** — {} (from {})\n\n",
+                code(&t.suite),
                 t.counts.describe(),
                 if t.reports.is_empty() {
                     "no report".to_string()
                 } else {
-                    t.reports.join(", ")
+                    t.reports
+                        .iter()
+                        .map(|r| code(r))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 }
             ));
             for p in &t.problems {
-                out.push_str(&format!("- ⚠️ {}\n", p.trim()));
+                out.push_str(&format!("- ⚠️ {}\n", cell(p)));
             }
             let failing: Vec<_> = t.cases.iter().filter(|c| c.is_failure()).collect();
             for c in failing.iter().take(30) {
                 let at = c
                     .location()
-                    .map(|l| format!(" — `{l}`"))
+                    .map(|l| format!(" — {}", code(&l)))
                     .unwrap_or_default();
                 let msg = c.message.lines().next().unwrap_or_default();
-                out.push_str(&format!("- ❌ `{}`{at}: {}\n", c.full_name(), cell(msg)));
+                out.push_str(&format!(
+                    "- ❌ {}{at}: {}\n",
+                    code(&c.full_name()),
+                    cell(msg)
+                ));
             }
             if failing.len() > 30 {
                 out.push_str(&format!("- … and {} more\n", failing.len() - 30));
@@ -218,7 +216,7 @@ pub fn report(r: &RunReport<'_>) -> String {
                 let at = f
                     .line
                     .and(f.location())
-                    .map(|l| format!("`{l}` "))
+                    .map(|l| format!("{} ", code(&l)))
                     .unwrap_or_default();
                 out.push_str(&format!(
                     "- {at}[{}{}] {}\n",
@@ -236,7 +234,9 @@ pub fn report(r: &RunReport<'_>) -> String {
         for ri in &r.recurring {
             out.push_str(&format!(
                 "- {} — seen {} times (iterations {:?})\n",
-                ri.title, ri.occurrences, ri.iterations
+                cell(&ri.title),
+                ri.occurrences,
+                ri.iterations
             ));
         }
         out.push('\n');
@@ -261,17 +261,14 @@ pub fn report(r: &RunReport<'_>) -> String {
     if !r.fixes.is_empty() {
         out.push_str("## Fixes applied\n\n");
         for (it, summary) in r.fixes {
-            out.push_str(&format!(
-                "- after iteration {it}: {}\n",
-                cell(summary.trim())
-            ));
+            out.push_str(&format!("- after iteration {it}: {}\n", cell(summary)));
         }
         out.push('\n');
     }
     if !r.omitted_files.is_empty() {
         out.push_str(&format!(
             "## Not shown to the reviewer\n\nThe diff was too large to show whole; these files were left out of the reviewer's context: {}\n\n",
-            r.omitted_files.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
+            r.omitted_files.iter().map(|f| code(f)).collect::<Vec<_>>().join(", ")
         ));
     }
     if !r.errors.is_empty() {
@@ -300,7 +297,7 @@ pub fn escalation(r: &RunReport<'_>) -> Option<String> {
         Escalation::Recurring { issues } => {
             out.push_str("These problems came back after being fixed, so another automated attempt is unlikely to help:\n\n");
             for ri in issues {
-                out.push_str(&format!("- **{}** — {} times, iterations {:?}\n", ri.title, ri.occurrences, ri.iterations));
+                out.push_str(&format!("- **{}** — {} times, iterations {:?}\n", cell(&ri.title), ri.occurrences, ri.iterations));
             }
         }
         Escalation::BelowMinScore { best_score, min_score } => out.push_str(&format!(
@@ -327,7 +324,7 @@ pub fn escalation(r: &RunReport<'_>) -> Option<String> {
             h.score
         ));
         if !h.summary.is_empty() {
-            out.push_str(&format!("{}\n\n", h.summary.trim()));
+            out.push_str(&format!("{}\n", block(&h.summary)));
         }
         if !h.issues.is_empty() {
             issues_table(&mut out, &h.issues);
@@ -337,7 +334,7 @@ pub fn escalation(r: &RunReport<'_>) -> Option<String> {
     if !r.fixes.is_empty() {
         out.push_str("## What was tried\n\n");
         for (it, s) in r.fixes {
-            out.push_str(&format!("- after iteration {it}: {}\n", s.trim()));
+            out.push_str(&format!("- after iteration {it}: {}\n", cell(s)));
         }
         out.push('\n');
     }
@@ -369,8 +366,7 @@ pub fn manual_test_plan(r: &RunReport<'_>) -> String {
         let body = body
             .strip_prefix("# Manual test plan")
             .map_or(body, str::trim_start);
-        out.push_str(body);
-        out.push('\n');
+        out.push_str(&block(body));
         return out;
     }
     let mut out = String::from(
@@ -380,32 +376,19 @@ pub fn manual_test_plan(r: &RunReport<'_>) -> String {
         out.push_str("- [ ] The change does what its pull-request title and description say\n");
     }
     for c in &r.strategy.criteria {
-        out.push_str(&format!("- [ ] {}\n", c.text));
+        out.push_str(&format!("- [ ] {}\n", cell(&c.text)));
     }
     if let Some(latest) = r.latest() {
         for i in &latest.issues {
             out.push_str(&format!(
                 "- [ ] Re-check: {}{}\n",
-                i.title,
-                i.location().map(|l| format!(" ({l})")).unwrap_or_default()
+                cell(&i.title),
+                i.location()
+                    .map(|l| format!(" ({})", code(&l)))
+                    .unwrap_or_default()
             ));
         }
     }
     out.push_str("- [ ] Existing behaviour still works (smoke-test the main flows)\n");
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn agent_text_cannot_break_the_table_hide_the_comment_or_mention_anyone() {
-        let text = "done|ok\r\n<!-- hide the rest\r@octo-org/admins please\nlook";
-        let c = untrusted_cell(text);
-        assert!(!c.contains(['\r', '\n']), "{c:?}");
-        assert!(!c.contains("<!--") && c.contains("&lt;!--"), "{c}");
-        assert!(!c.contains("@octo") && c.contains("@\u{200b}octo"), "{c}");
-        assert!(c.contains("done\\|ok"), "{c}");
-    }
 }

@@ -8,6 +8,7 @@ pub mod markdown;
 pub mod plan;
 pub mod result;
 pub mod status;
+pub mod untrusted;
 
 use crate::config::Strategy;
 use crate::engine::recurring::RecurringIssue;
