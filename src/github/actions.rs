@@ -249,8 +249,15 @@ pub fn error_annotation(
             props.push(format!("line={l}"));
         }
     }
-    props.push(format!("title={}", escape_property(title)));
-    format!("::error {}::{}", props.join(","), escape_data(message))
+    props.push(format!(
+        "title={}",
+        escape_property(&crate::secrets::redact(title))
+    ));
+    format!(
+        "::error {}::{}",
+        props.join(","),
+        escape_data(&crate::secrets::redact(message))
+    )
 }
 
 /// Prints `::group::title` now and `::endgroup::` when dropped (only in Actions).
