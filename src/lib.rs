@@ -17,6 +17,7 @@ pub mod github;
 pub mod llm;
 pub mod model;
 pub mod report;
+pub mod retry;
 pub mod secrets;
 pub mod text;
 pub mod tools;

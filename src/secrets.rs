@@ -14,6 +14,27 @@ use std::sync::{LazyLock, RwLock};
 
 use aho_corasick::AhoCorasick;
 
+/// A secret value (an API key): never printed, never in `Debug` output.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+
+    /// The value, for the one place that sends it (an HTTP header).
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
 /// What a secret is replaced with.
 pub const MASK: &str = "***";
 /// Shorter values are not treated as secrets (they would match ordinary text).
@@ -82,7 +103,7 @@ impl Redactor {
 /// value alone, so `base64("x-access-token:" + value)` is found too).
 fn forms(value: &str) -> Vec<String> {
     let mut out = vec![value.to_string()];
-    let encoded = crate::github::client::encode(value);
+    let encoded = crate::text::percent_encode(value);
     if encoded != value {
         out.push(encoded);
     }
@@ -176,7 +197,7 @@ mod tests {
         let texts = [
             format!("GITHUB_TOKEN={token}\n"),
             format!("key: {key}"),
-            format!("url?k={}", crate::github::client::encode(key)),
+            format!("url?k={}", crate::text::percent_encode(key)),
             header.clone(),
             base64(token.as_bytes()),
             base64(format!("a{token}").as_bytes()),

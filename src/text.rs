@@ -1,5 +1,6 @@
 //! Cutting text to a number of characters (never inside one), shared by the providers' and
-//! GitHub's error excerpts, check-run titles and the cross-run state.
+//! GitHub's error excerpts, check-run titles and the cross-run state; percent-encoding for URLs
+//! (GitHub paths, and the form in which secrets are also redacted).
 
 /// The first `max` characters of `s` (all of `s` when it is shorter).
 pub fn prefix(s: &str, max: usize) -> &str {
@@ -17,6 +18,18 @@ pub fn clip(s: &str, max: usize) -> String {
     } else {
         p.to_string()
     }
+}
+
+/// Percent-encodes a path segment or query value (RFC 3986 unreserved characters kept).
+pub fn percent_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -69,7 +69,7 @@ fn isolated(root: &Path, config: &[(&str, &str)]) -> Command {
 /// `http.<host>.extraheader` (left by `actions/checkout`) it replaces.
 #[derive(Debug, Clone)]
 pub struct Auth {
-    pub token: Option<crate::config::Secret>,
+    pub token: Option<crate::secrets::Secret>,
     /// `https://github.com/` (`$GITHUB_SERVER_URL` + `/`).
     pub host: String,
 }
@@ -481,7 +481,7 @@ mod auth_tests {
         crate::test_support::rt().block_on(async {
             git(dir.path(), &["init", "-q"]).await.unwrap();
             let auth = Auth {
-                token: Some(crate::config::Secret::new("tok_canary_0123456789")),
+                token: Some(crate::secrets::Secret::new("tok_canary_0123456789")),
                 host: format!("http://127.0.0.1:{port}/"),
             };
             let url = format!("http://127.0.0.1:{port}/repo.git");

@@ -111,7 +111,7 @@ pub async fn demo(base: Option<&Path>, flags: &FlagLayer) -> Result<Demo, RunErr
         ..flags.clone()
     };
     let inputs = load_inputs(&project, &flags)?;
-    let result = run(&inputs, None).await?;
+    let result = run(&inputs, None, &crate::trust::Trust::Trusted).await?;
     Ok(Demo {
         project,
         session,

@@ -189,7 +189,7 @@ async fn dispatch(cli: Cli) -> Exit {
                     return Exit::BadInput;
                 }
             }
-            let inputs = match config::load_inputs_as(&root, &cli.flags, &trust) {
+            let inputs = match config::load_inputs_as(&root, &cli.flags, trust.is_trusted()) {
                 Ok(i) => i,
                 Err(e) => return bad_input(&e),
             };
@@ -227,7 +227,7 @@ async fn dispatch(cli: Cli) -> Exit {
             if let Err(e) = run::provider(&inputs.settings) {
                 return run_error(&e);
             }
-            let result = run::run(&inputs, origin.as_deref()).await;
+            let result = run::run(&inputs, origin.as_deref(), &trust).await;
             for name in command_files.restore() {
                 tracing::warn!("${name} was written to during the run (not by qa-loop): discarded");
             }

@@ -597,13 +597,17 @@ impl Budget for RefCell<Meter> {
 
 /// Runs the loop in `settings.root`. Inputs are already validated (and trust decided, in
 /// `inputs.trust`); the first write happens here. `origin`: the GitHub Actions event, when any.
-pub async fn run(inputs: &Inputs, origin: Option<&Origin>) -> Result<RunResult, RunError> {
+pub async fn run(
+    inputs: &Inputs,
+    origin: Option<&Origin>,
+    trust: &crate::trust::Trust,
+) -> Result<RunResult, RunError> {
     let settings = &inputs.settings;
     let provider = provider(settings)?;
     let replayed = settings.provider == Some(ProviderKind::Replay);
     let root = settings.root.clone();
     // Untrusted code (SPEC §10): review only, none of it runs, built-in prompts, never a push.
-    let untrusted = !inputs.trust.is_trusted();
+    let untrusted = !trust.is_trusted();
     let mut github = match origin {
         Some(o) if !settings.no_github => publisher(settings, o, untrusted),
         _ => None,

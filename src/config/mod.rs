@@ -13,37 +13,34 @@ use std::path::Path;
 pub use file::{
     ApprovalMode, ConfigFile, ConversationsConfig, Mode, ProviderKind, RiskLevel, ScenarioConfig,
 };
-pub use settings::{FlagLayer, Secret, Settings, Verbosity};
+pub use settings::{FlagLayer, Settings, Verbosity};
 pub use strategy::{Criterion, CriterionSource, Strategy, Suite, SuiteKind};
 
 use crate::error::InputError;
-use crate::trust::Trust;
 
 /// Everything a command needs to know before it runs anything.
 #[derive(Debug, Clone)]
 pub struct Inputs {
     pub settings: Settings,
     pub strategy: Strategy,
-    /// Decided before the files were read (SPEC §10); everything downstream asks it.
-    pub trust: Trust,
 }
 
 /// Loads config, plan and spec under `root` for a trusted run (a local run).
 pub fn load_inputs(root: &Path, flags: &FlagLayer) -> Result<Inputs, InputError> {
-    load_inputs_as(root, flags, &Trust::Trusted)
+    load_inputs_as(root, flags, true)
 }
 
-/// Loads config, plan and spec under `root` and resolves them for a run of `trust`: when it is
-/// untrusted, a configuration inside the checkout cannot widen trust (its `base_url`,
-/// `allow_workflow_edits`, `env_passthrough`, `fixer_command` are ignored). Reads files only;
-/// on any error nothing has been run or written.
-pub fn load_inputs_as(root: &Path, flags: &FlagLayer, trust: &Trust) -> Result<Inputs, InputError> {
+/// Loads config, plan and spec under `root` and resolves them for a run that is `trusted` or
+/// not (decided before, SPEC §10): when it is not, a configuration inside the checkout cannot
+/// widen trust (its `base_url`, `allow_workflow_edits`, `env_passthrough`, `fixer_command` are
+/// ignored). Reads files only; on any error nothing has been run or written.
+pub fn load_inputs_as(root: &Path, flags: &FlagLayer, trusted: bool) -> Result<Inputs, InputError> {
     let loaded = load::load_config(flags.config.as_deref(), root)?;
     let (config_path, file) = match loaded {
         Some((p, f)) => (Some(p), f),
         None => (None, ConfigFile::default()),
     };
-    let widen = trust.is_trusted()
+    let widen = trusted
         || config_path
             .as_deref()
             .is_none_or(|p| !load::inside(p, root));
@@ -78,11 +75,7 @@ pub fn load_inputs_as(root: &Path, flags: &FlagLayer, trust: &Trust) -> Result<I
         strategy.discovered = discover::discover(root);
         strategy.no_test_project &= strategy.discovered.is_empty();
     }
-    Ok(Inputs {
-        settings,
-        strategy,
-        trust: trust.clone(),
-    })
+    Ok(Inputs { settings, strategy })
 }
 
 /// The JSON Schema of the config file (committed as `schema/qa-loop.schema.json`).

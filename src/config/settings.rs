@@ -8,26 +8,7 @@ use std::time::Duration;
 use super::env_vars;
 use super::file::{ConfigFile, Mode, ProviderKind, parse_duration};
 
-/// A secret value (an API key): never printed, never in `Debug` output.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(value: impl Into<String>) -> Self {
-        Secret(value.into())
-    }
-
-    /// The value, for the one place that sends it (an HTTP header).
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Secret(***)")
-    }
-}
+use crate::secrets::Secret;
 
 /// `--comment`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -268,7 +249,7 @@ pub struct Settings {
     pub run_timeout: Option<Duration>,
     pub replay_session: Option<PathBuf>,
     /// Retries and time limits of model requests.
-    pub model_retry: crate::llm::http::RetryPolicy,
+    pub model_retry: crate::retry::RetryPolicy,
     /// Prices from the config, over the built-in table.
     pub prices: crate::llm::pricing::Prices,
     pub fixer_command: Option<String>,
@@ -453,8 +434,8 @@ impl Settings {
                 .clone()
                 .or_else(|| file.replay_session.as_ref().map(rel)),
             model_retry: {
-                let d = crate::llm::http::RetryPolicy::default();
-                crate::llm::http::RetryPolicy {
+                let d = crate::retry::RetryPolicy::default();
+                crate::retry::RetryPolicy {
                     retries: file.model_retries.unwrap_or(d.retries),
                     backoff: file.model_retry_backoff.map_or(d.backoff, |b| b.0),
                     max_wait: d.max_wait,

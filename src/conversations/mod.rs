@@ -351,7 +351,7 @@ fn session_id(name: &str) -> String {
     format!(
         "qa-loop-{}-{:016x}",
         crate::text::prefix(&slug, 40),
-        crate::llm::http::random_u64()
+        crate::retry::random_u64()
     )
 }
 

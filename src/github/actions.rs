@@ -68,8 +68,8 @@ pub fn write_outputs(path: &Path, outputs: &[(&str, String)]) -> std::io::Result
         let delimiter = loop {
             let d = format!(
                 "ghadelimiter_{:016x}{:016x}",
-                crate::llm::http::random_u64(),
-                crate::llm::http::random_u64()
+                crate::retry::random_u64(),
+                crate::retry::random_u64()
             );
             if !value.contains(&d) {
                 break d;

@@ -16,8 +16,9 @@ use reqwest::Method;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::Value;
 
-use crate::config::Secret;
-use crate::llm::http::{Next, RetryPolicy, retry_after};
+use crate::llm::http::retry_after;
+use crate::retry::{Next, RetryPolicy};
+use crate::secrets::Secret;
 
 /// The REST API version qa-loop speaks.
 pub const API_VERSION: &str = "2022-11-28";
@@ -222,7 +223,7 @@ impl GitHub {
                     },
                 });
             }
-            match self.retry.next(attempt, wait, crate::llm::http::jitter()) {
+            match self.retry.next(attempt, wait, crate::retry::jitter()) {
                 Next::Retry(delay) => {
                     tracing::warn!(
                         attempt = attempt + 1,
@@ -265,18 +266,6 @@ impl GitHub {
 /// How long a rate-limited answer asks to wait: 429, or 403 with `retry-after` or an exhausted
 /// limit (`x-ratelimit-remaining: 0`, `x-ratelimit-reset` in epoch seconds). `None` for other
 /// answers (a 403 for missing permissions is final).
-/// Percent-encodes a path segment or query value (RFC 3986 unreserved characters kept).
-pub fn encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 pub fn rate_limit_wait(status: u16, headers: &HeaderMap) -> Option<Duration> {
     if status != 403 && status != 429 {
         return None;

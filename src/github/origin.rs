@@ -5,10 +5,11 @@
 
 use std::path::Path;
 
-use crate::config::{FlagLayer, Secret};
+use crate::config::FlagLayer;
 use crate::github::actions::ActionsEnv;
 use crate::github::client::GitHub;
 use crate::github::event::{self, Event, PullRequest, QaCommand, Trigger};
+use crate::secrets::Secret;
 use crate::trust::{self, Trust};
 
 /// A run's origin in GitHub Actions.
@@ -189,7 +190,7 @@ async fn find_pr(
 ) -> Option<PullRequest> {
     let path = format!(
         "repos/{repo}/pulls?state=open&head={}",
-        crate::github::client::encode(&format!("{owner}:{branch}"))
+        crate::text::percent_encode(&format!("{owner}:{branch}"))
     );
     let prs = match gh.get_all(&path, 10).await {
         Ok(prs) => prs,
@@ -207,7 +208,7 @@ async fn find_pr(
 pub async fn can_write(gh: &GitHub, repo: &str, login: &str) -> bool {
     let path = format!(
         "repos/{repo}/collaborators/{}/permission",
-        crate::github::client::encode(login)
+        crate::text::percent_encode(login)
     );
     match gh.get(&path).await {
         Ok(v) => {

@@ -7,10 +7,11 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::checks::{self, ErrorConclusion};
-use super::client::{GhError, GitHub, encode};
+use super::client::{GhError, GitHub};
 use super::comment::{self, CrossRunState};
 use crate::engine::{Engine, Outcome};
 use crate::model::Issue;
+use crate::text::percent_encode as encode;
 use crate::vcs::AddedLines;
 
 /// The pull request a run reports on.

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::http::Transport;
 use super::types::{Content, Request, Response, Speaker, ToolCall, Usage};
 use super::{BoxFuture, Provider, ProviderError};
-use crate::config::Secret;
+use crate::secrets::Secret;
 
 /// The API version qa-loop speaks.
 pub const API_VERSION: &str = "2023-06-01";

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::http::Transport;
 use super::types::{Content, Request, Response, Speaker, ToolCall, Usage};
 use super::{BoxFuture, Provider, ProviderError};
-use crate::config::Secret;
+use crate::secrets::Secret;
 
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const DEFAULT_MODEL: &str = "gpt-5";
