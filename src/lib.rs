@@ -18,6 +18,7 @@ pub mod llm;
 pub mod model;
 pub mod report;
 pub mod retry;
+pub mod run;
 pub mod secrets;
 pub mod text;
 pub mod tools;

@@ -204,10 +204,11 @@ pub async fn diff_trees(root: &Path, from: &str, to: &str) -> Result<String, Str
     .await
 }
 
-/// The default diff base: the PR base branch in Actions, else `HEAD` (uncommitted work).
-pub fn default_base() -> String {
-    match std::env::var("GITHUB_BASE_REF") {
-        Ok(b) if !b.is_empty() => format!("origin/{b}"),
+/// The default diff base: the PR base branch (`GITHUB_BASE_REF` in Actions), else `HEAD`
+/// (uncommitted work).
+pub fn default_base(base_ref: Option<&str>) -> String {
+    match base_ref {
+        Some(b) if !b.is_empty() => format!("origin/{b}"),
         _ => "HEAD".to_string(),
     }
 }

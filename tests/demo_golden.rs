@@ -22,12 +22,16 @@ fn normalise(text: &str, dir: &Path) -> String {
 fn normalise_line(line: &str) -> String {
     // `time="0.134"` (JUnit), `"duration_ms": 134`, `"timestamp": "2026-…Z"`, RFC 3339 times.
     let mut line = line.to_string();
-    for (key, end) in [("time=\"", '"'), ("\"duration_ms\": ", ','), ("timestamp=\"", '"')] {
+    for (key, end) in [
+        ("time=\"", '"'),
+        ("\"duration_ms\": ", ','),
+        ("timestamp=\"", '"'),
+    ] {
         let mut from = 0;
         while let Some(at) = line[from..].find(key) {
             let start = from + at + key.len();
             let stop = line[start..]
-                .find(|c: char| c == end || c == '\n')
+                .find([end, '\n'])
                 .map_or(line.len(), |e| start + e);
             line.replace_range(start..stop, "N");
             from = start + 1;

@@ -4,6 +4,7 @@
 pub mod context;
 pub mod meter;
 pub mod prompts;
+pub mod roles;
 pub mod runner;
 pub mod tasks;
 pub mod verdict;

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::run::{RunError, RunResult, run};
 use crate::config::{FlagLayer, ProviderKind, load_inputs};
+use crate::run::{RunError, RunResult, run};
 
 /// The files of `examples/quickstart/` (the session stays outside the project's tree).
 const PROJECT: &[(&str, &str)] = &[
@@ -111,7 +111,7 @@ pub async fn demo(base: Option<&Path>, flags: &FlagLayer) -> Result<Demo, RunErr
         ..flags.clone()
     };
     let inputs = load_inputs(&project, &flags)?;
-    let result = run(&inputs, None, &crate::trust::Trust::Trusted).await?;
+    let result = run(&crate::run::context::local(inputs)).await?;
     Ok(Demo {
         project,
         session,

@@ -2,7 +2,6 @@
 //! place ([`main`]).
 
 pub mod demo;
-pub mod run;
 
 use crate::github::actions::inert;
 use std::path::PathBuf;
@@ -14,7 +13,7 @@ use crate::config::{self, FlagLayer, Verbosity};
 use crate::engine::matcher::Matcher;
 use crate::error::{Exit, InputError};
 use crate::report::status;
-use run::RunError;
+use crate::run::RunError;
 
 /// An automated QA loop for pull requests: verify, review with an LLM, fix, repeat until approved.
 #[derive(Debug, Parser)]
@@ -89,7 +88,7 @@ fn init_logging(flags: &FlagLayer) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("QA_LOOP_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("qa_loop={level}")));
-    let color = std::env::var_os(config::env_vars::NO_COLOR).is_none()
+    let color = config::env_vars::var(config::env_vars::NO_COLOR).is_none()
         && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -107,15 +106,64 @@ fn bad_input(e: &InputError) -> Exit {
 }
 
 fn run_error(e: &RunError) -> Exit {
-    if let RunError::Skipped(why) = e {
-        skipped(why);
-        return Exit::Approved;
-    }
-    eprintln!("error: {}", inert(&e.to_string()));
     match e {
-        RunError::Input(_) | RunError::Usage(_) => Exit::BadInput,
+        RunError::Refused(why) => eprintln!("qa-loop: {}", inert(why)),
+        e => eprintln!("error: {}", inert(&e.to_string())),
+    }
+    match e {
+        RunError::Input(_) | RunError::Usage(_) | RunError::Refused(_) => Exit::BadInput,
         RunError::Io(_) => Exit::Errors,
-        RunError::Skipped(_) => Exit::Approved,
+    }
+}
+
+/// `qa-loop run`: the context (trust first, SPEC §10), the run, then the step's outputs.
+async fn run_command(root: &std::path::Path, flags: &FlagLayer) -> Exit {
+    use crate::github::actions::{ActionsEnv, CommandFiles};
+    use crate::run::context::{Prepared, prepare};
+    let actions = ActionsEnv::from_env(crate::config::env_vars::var);
+    // What the runner's file commands hold now: anything written to them while the change's
+    // code runs is discarded before qa-loop writes its outputs.
+    let command_files = match &actions {
+        Some(_) => CommandFiles::snapshot(crate::config::env_vars::var),
+        None => CommandFiles::default(),
+    };
+    let ctx = match prepare(root, flags, actions.as_ref()).await {
+        Ok(Prepared::Run(ctx)) => ctx,
+        Ok(Prepared::Skip(why)) => {
+            skipped(&why);
+            return Exit::Approved;
+        }
+        Err(e) => return run_error(&e),
+    };
+    let result = crate::run::run(&ctx).await;
+    for name in command_files.restore() {
+        tracing::warn!("${name} was written to during the run (not by qa-loop): discarded");
+    }
+    let r = match result {
+        Ok(r) => r,
+        Err(e) => return run_error(&e),
+    };
+    let settings = &ctx.inputs.settings;
+    if settings.verbosity != Verbosity::Quiet {
+        eprintln!(
+            "qa-loop: {} — report: {}",
+            r.outcome.verdict(),
+            r.report_path.display()
+        );
+    }
+    if let Some(env) = &actions
+        && let Err(e) = publish_to_actions(env, &r)
+    {
+        eprintln!("qa-loop: cannot write the step outputs or summary: {e}");
+    }
+    match r.outcome.exit() {
+        Exit::NotApproved if !settings.fail_on_reject => {
+            eprintln!(
+                "qa-loop: not approved; fail-on-reject is false, so the step succeeds (the check run reports the verdict)"
+            );
+            Exit::Approved
+        }
+        exit => exit,
     }
 }
 
@@ -143,121 +191,7 @@ async fn dispatch(cli: Cli) -> Exit {
             Err(e) => bad_input(&e),
         },
         Command::Status { json } => status_cmd(&root, &cli.flags, json),
-        Command::Run => {
-            let actions = crate::github::actions::ActionsEnv::from_env(|n| std::env::var(n).ok());
-            // What the runner's file commands hold now: anything written to them while the
-            // change's code runs is discarded before qa-loop writes its outputs.
-            let command_files = match &actions {
-                Some(_) => {
-                    crate::github::actions::CommandFiles::snapshot(|n| std::env::var(n).ok())
-                }
-                None => crate::github::actions::CommandFiles::default(),
-            };
-            // Trust is decided before any file of the checkout is read (SPEC §10).
-            let origin = match &actions {
-                Some(env) => match crate::github::origin::resolve(env, &root, &cli.flags).await {
-                    Ok(crate::github::origin::Resolved::Run(o)) => Some(o),
-                    Ok(crate::github::origin::Resolved::Skip(why)) => {
-                        skipped(&why);
-                        return Exit::Approved;
-                    }
-                    Ok(crate::github::origin::Resolved::NoEvent) => None,
-                    Err(e) => {
-                        eprintln!("qa-loop: {}", inert(&e.to_string()));
-                        return Exit::BadInput;
-                    }
-                },
-                None => None,
-            };
-            let trust = origin
-                .as_ref()
-                .map_or(crate::trust::Trust::Trusted, |o| o.trust.clone());
-            if !trust.is_trusted() {
-                let config = match config::load::config_path(cli.flags.config.as_deref(), &root) {
-                    Ok(c) => c,
-                    Err(e) => return bad_input(&e),
-                };
-                let base = origin
-                    .as_ref()
-                    .and_then(|o| o.pr.as_ref())
-                    .map(|pr| pr.base_sha.clone())
-                    .unwrap_or_default();
-                if let Some(config) = config
-                    && let Err(e) = crate::trust::check_config(&root, &config, &base).await
-                {
-                    eprintln!("qa-loop: {}", inert(&e.to_string()));
-                    return Exit::BadInput;
-                }
-            }
-            let inputs = match config::load_inputs_as(&root, &cli.flags, trust.is_trusted()) {
-                Ok(i) => i,
-                Err(e) => return bad_input(&e),
-            };
-            crate::secrets::register(crate::secrets::of_env(
-                std::env::vars()
-                    .collect::<Vec<_>>()
-                    .iter()
-                    .map(|(k, v)| (k.as_str(), v.as_str())),
-                &inputs.settings.secret_env,
-            ));
-            if let Some(key) = &inputs.settings.api_key {
-                crate::secrets::register([key.expose().to_string()]);
-            }
-            if let Some(o) = &origin {
-                if let Some(key) = &inputs.settings.api_key {
-                    println!("{}", crate::github::actions::mask(key.expose()));
-                }
-                for t in [
-                    &o.token,
-                    &crate::github::origin::push_token(|n| std::env::var(n).ok()),
-                ]
-                .into_iter()
-                .flatten()
-                {
-                    println!("{}", crate::github::actions::mask(t.expose()));
-                }
-                if let crate::github::event::Decision::Skip(why) =
-                    crate::github::event::decide_sender(&o.event, &inputs.settings.allowed_bots)
-                {
-                    skipped(&why);
-                    return Exit::Approved;
-                }
-            }
-            // Check the provider before anything is written.
-            if let Err(e) = run::provider(&inputs.settings) {
-                return run_error(&e);
-            }
-            let result = run::run(&inputs, origin.as_deref(), &trust).await;
-            for name in command_files.restore() {
-                tracing::warn!("${name} was written to during the run (not by qa-loop): discarded");
-            }
-            match result {
-                Ok(r) => {
-                    if inputs.settings.verbosity != Verbosity::Quiet {
-                        eprintln!(
-                            "qa-loop: {} — report: {}",
-                            r.outcome.verdict(),
-                            r.report_path.display()
-                        );
-                    }
-                    if let Some(env) = &actions
-                        && let Err(e) = publish_to_actions(env, &r)
-                    {
-                        eprintln!("qa-loop: cannot write the step outputs or summary: {e}");
-                    }
-                    match r.outcome.exit() {
-                        Exit::NotApproved if !inputs.settings.fail_on_reject => {
-                            eprintln!(
-                                "qa-loop: not approved; fail-on-reject is false, so the step succeeds (the check run reports the verdict)"
-                            );
-                            Exit::Approved
-                        }
-                        exit => exit,
-                    }
-                }
-                Err(e) => run_error(&e),
-            }
-        }
+        Command::Run => run_command(&root, &cli.flags).await,
         Command::Demo { dir } => {
             eprintln!(
                 "qa-loop demo: the model's answers are REPLAYED from a recorded session; tests, tools and files are real."
@@ -302,7 +236,7 @@ async fn dispatch(cli: Cli) -> Exit {
 /// Step outputs (SPEC §3.3) and the job summary, from the result files the run wrote.
 fn publish_to_actions(
     env: &crate::github::actions::ActionsEnv,
-    r: &run::RunResult,
+    r: &crate::run::RunResult,
 ) -> std::io::Result<()> {
     use crate::github::actions;
     let result: serde_json::Value =

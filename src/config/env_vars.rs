@@ -63,10 +63,22 @@ pub fn is_secret(name: &str) -> bool {
                 .any(|w| upper.contains(w)))
 }
 
+/// One variable of qa-loop's own environment: the one place that reads it (with the Actions
+/// reader, which takes this function).
+pub fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// qa-loop's whole environment (children get it through an [`EnvPolicy`]).
+pub fn vars() -> Vec<(String, String)> {
+    std::env::vars().collect()
+}
+
 /// The current environment minus the built-in secrets and the runner's channels (for git and
 /// other internal commands).
 pub fn scrubbed_env() -> Vec<(String, String)> {
-    std::env::vars()
+    vars()
+        .into_iter()
         .filter(|(k, _)| !is_secret(k) && !is_runner_channel(k))
         .collect()
 }

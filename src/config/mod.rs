@@ -49,7 +49,7 @@ pub fn load_inputs_as(root: &Path, flags: &FlagLayer, trusted: bool) -> Result<I
         flags,
         config_path.as_deref(),
         &file,
-        |k| std::env::var(k).ok(),
+        env_vars::var,
         widen,
     );
     let plan_layer = match &settings.plan {

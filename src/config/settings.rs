@@ -171,6 +171,9 @@ pub struct FlagLayer {
     /// The login qa-loop's token posts as, when it is a GitHub App's installation token (e.g. my-app[bot]): only its comments and issues carry trusted cross-run state [default: the token's user (GET /user), else github-actions[bot]]
     #[arg(long, env = "QA_LOOP_BOT_LOGIN", global = true, value_name = "LOGIN")]
     pub bot_login: Option<String>,
+    /// Write each run event (started, reviewed, fixes applied, finished) as one JSON line to FILE, as it happens
+    #[arg(long, env = "QA_LOOP_EVENTS_JSONL", global = true, value_name = "FILE")]
+    pub events_jsonl: Option<PathBuf>,
     /// Exit 1 when the change is not approved [default: true]; false exits 0 (the check run still reports)
     #[arg(long, env = "QA_LOOP_FAIL_ON_REJECT", global = true, value_name = "BOOL",
           value_parser = clap::builder::BoolishValueParser::new(), num_args = 0..=1, default_missing_value = "true")]
@@ -261,6 +264,8 @@ pub struct Settings {
     /// Who qa-loop posts as (`--bot-login`; a flag or the action's input only: a file in the
     /// checkout could name an attacker). `None`: found from the token.
     pub bot_login: Option<String>,
+    /// `--events-jsonl`: one JSON line per run event.
+    pub events_jsonl: Option<PathBuf>,
     /// Exit 1 when not approved (`--fail-on-reject`, default true).
     pub fail_on_reject: bool,
     /// GitHub presentation (SPEC §3.3 inputs).
@@ -300,7 +305,7 @@ impl Settings {
         if let Some(key) = &self.api_key {
             policy.hide_value(key.expose());
         }
-        let vars: Vec<(String, String)> = std::env::vars().collect();
+        let vars = env_vars::vars();
         policy.hide_llm_keys(vars.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         policy
     }
@@ -464,6 +469,7 @@ impl Settings {
                 .map(str::trim)
                 .filter(|l| !l.is_empty())
                 .map(str::to_string),
+            events_jsonl: flags.events_jsonl.clone(),
             fail_on_reject: flags.fail_on_reject.unwrap_or(true),
             check_name: flags
                 .check_name

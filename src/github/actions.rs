@@ -21,6 +21,11 @@ pub struct ActionsEnv {
     pub output: Option<PathBuf>,
     pub step_summary: Option<PathBuf>,
     pub run_id: String,
+    /// `GITHUB_BASE_REF`: the PR's base branch on `pull_request` events.
+    pub base_ref: Option<String>,
+    /// The `github-token` input (else the job's `GITHUB_TOKEN`) and the `push-token` input.
+    pub github_token: Option<crate::secrets::Secret>,
+    pub push_token: Option<crate::secrets::Secret>,
 }
 
 impl ActionsEnv {
@@ -45,6 +50,9 @@ impl ActionsEnv {
             output: get("GITHUB_OUTPUT").map(PathBuf::from),
             step_summary: get("GITHUB_STEP_SUMMARY").map(PathBuf::from),
             run_id: get("GITHUB_RUN_ID").unwrap_or_default(),
+            base_ref: get("GITHUB_BASE_REF"),
+            github_token: super::origin::github_token(&var),
+            push_token: super::origin::push_token(&var),
         })
     }
 

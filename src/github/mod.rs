@@ -1,11 +1,16 @@
 //! GitHub: the Actions runtime ([`actions`]: environment, outputs, job summary, workflow
-//! commands) and the triggering event ([`event`]: payload reading and the decision to run).
+//! commands), the triggering event ([`event`], [`origin`]), and what qa-loop writes on a pull
+//! request — the check run ([`check_run`]), the sticky comment ([`sticky`]), the escalation
+//! issue ([`escalation`]) and fix commits ([`push`]) — over one REST client ([`client`]).
 
 pub mod actions;
+pub mod check_run;
 pub mod checks;
 pub mod client;
 pub mod comment;
+pub mod escalation;
 pub mod event;
 pub mod origin;
 pub mod publish;
 pub mod push;
+pub mod sticky;

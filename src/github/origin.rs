@@ -69,7 +69,7 @@ pub async fn resolve(env: &ActionsEnv, root: &Path, flags: &FlagLayer) -> Result
     if let event::Decision::Skip(why) = event::decide_trigger(&ev) {
         return Ok(Resolved::Skip(why));
     }
-    let token = github_token(|n| std::env::var(n).ok());
+    let token = env.github_token.clone();
     let gh = match (&token, flags.no_github) {
         (Some(t), false) => GitHub::new(&env.api_url, t.clone(), Default::default()).ok(),
         _ => None,

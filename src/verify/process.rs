@@ -66,7 +66,7 @@ pub struct Finished {
 impl Launcher {
     /// A launcher giving children the job's environment filtered by `policy`.
     pub fn new(policy: &EnvPolicy, cancel: Cancel) -> Self {
-        Self::with_env(std::env::vars(), policy, cancel)
+        Self::with_env(crate::config::env_vars::vars(), policy, cancel)
     }
 
     /// A launcher giving children `vars` filtered by `policy`.

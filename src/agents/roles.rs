@@ -1,0 +1,234 @@
+//! The reviewer and the fixer as the engine's [`Reviewer`] and [`Fixer`]: each review builds its
+//! task (first review, or a follow-up on what changed since the last one) and runs the reviewer
+//! agent; each fix writes the fix request and runs the fixer agent or the configured
+//! `fixer-command`.
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use super::{Agent, AgentEnd, Meter, ToolCalls, tasks};
+use crate::config::Strategy;
+use crate::engine::Engine;
+use crate::engine::driver::{Fixer, Reviewer};
+use crate::github::actions::Group;
+use crate::llm::{AgentRole, Provider};
+use crate::model::{Issue, Verdict, VerificationReport};
+use crate::report::files;
+use crate::tools::{ToolBox, ToolSet};
+use crate::verify::process::Launcher;
+
+/// Step limits of one agent turn.
+const REVIEWER_MAX_STEPS: usize = 30;
+const FIXER_MAX_STEPS: usize = 50;
+
+/// What the reviewer and the fixer share: the model, the tools, the budget meter and the
+/// tool-call caps.
+pub struct Shared<'a> {
+    pub provider: &'a dyn Provider,
+    pub tools: ToolBox,
+    pub meter: &'a RefCell<Meter>,
+    pub calls: ToolCalls,
+    pub root: PathBuf,
+    /// `::group::` per phase (inside GitHub Actions).
+    pub groups: bool,
+}
+
+/// The reviewer agent as the engine's [`Reviewer`].
+pub struct AgentReviewer<'a> {
+    pub shared: &'a Shared<'a>,
+    pub strategy: &'a Strategy,
+    pub model: Option<String>,
+    pub system: String,
+    /// Files of the diff the reviewer was not shown (read by the reporter).
+    pub omitted_files: &'a RefCell<Vec<String>>,
+    /// The reviewer's conversation, continued from review to review so its earlier reading is
+    /// a cached prefix; dropped after an error.
+    pub conversation: Vec<crate::llm::Message>,
+    /// The tree the reviewer last saw (a `vcs::snapshot`).
+    pub last_tree: Option<String>,
+    /// qa-loop's own files, left out of snapshots.
+    pub own_paths: Vec<String>,
+}
+
+impl Reviewer for AgentReviewer<'_> {
+    async fn review(&mut self, iteration: u32, engine: &Engine) -> Result<Verdict, String> {
+        let _group = Group::start(
+            self.shared.groups,
+            &format!("qa-loop: review (iteration {iteration})"),
+        );
+        // An iteration is a review and the fix after it.
+        self.shared.calls.new_iteration();
+        let diff = crate::vcs::diff(&self.shared.root, &self.shared.tools.diff_base)
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!("cannot compute the diff: {e}");
+                String::new()
+            });
+        let empty = VerificationReport::default();
+        let brief = tasks::ReviewBrief {
+            iteration,
+            risk_level: self.strategy.risk_level,
+            criteria: &self.strategy.criteria,
+            verification: engine.verification().unwrap_or(&empty),
+            earlier: engine.history(),
+            diff: &diff,
+            no_test_project: self.strategy.no_test_project,
+            discovered: &self.strategy.discovered,
+            // Without `run_command` nothing of the change may run: an untrusted change.
+            untrusted: !self.shared.tools.commands,
+        };
+        let root = &self.shared.root;
+        let tree = match crate::vcs::snapshot(root, &self.own_paths).await {
+            Ok(t) => Some(t),
+            Err(e) => {
+                tracing::warn!("cannot snapshot the tree, the reviewer gets the whole task: {e}");
+                None
+            }
+        };
+        let changes = match (&self.last_tree, &tree) {
+            (Some(last), Some(now)) if !self.conversation.is_empty() => {
+                crate::vcs::diff_trees(root, last, now).await.ok()
+            }
+            _ => None,
+        };
+        match changes {
+            Some(changes) => {
+                let (task, omitted) = tasks::follow_up_task(&brief, &changes);
+                let mut all = self.omitted_files.borrow_mut();
+                for f in omitted {
+                    if !all.contains(&f) {
+                        all.push(f);
+                    }
+                }
+                crate::agents::runner::continue_with(&mut self.conversation, task);
+            }
+            None => {
+                let (task, omitted) = tasks::review_task(&brief);
+                *self.omitted_files.borrow_mut() = omitted;
+                self.conversation = vec![crate::llm::Message::user(task)];
+            }
+        }
+        let agent = Agent {
+            provider: self.shared.provider,
+            role: AgentRole::Reviewer,
+            model: self.model.clone(),
+            system: self.system.clone(),
+            tools: &self.shared.tools,
+            tool_set: ToolSet::Reviewer,
+            max_steps: REVIEWER_MAX_STEPS,
+            meter: self.shared.meter,
+            calls: &self.shared.calls,
+        };
+        let ended = agent.converse(&mut self.conversation).await;
+        self.last_tree = tree;
+        if ended.is_err() {
+            // Start afresh next time rather than continue a conversation cut mid-turn.
+            self.conversation.clear();
+        }
+        match ended? {
+            AgentEnd::Verdict(v) => Ok(v),
+            AgentEnd::Finished(_) => Err("the reviewer ended without a verdict".into()),
+        }
+    }
+}
+
+/// The fixer agent (or a `fixer-command`) as the engine's [`Fixer`].
+pub struct AgentFixer<'a> {
+    pub shared: &'a Shared<'a>,
+    pub model: Option<String>,
+    pub system: String,
+    pub out_dir: PathBuf,
+    /// `fixer-command`: an external coding agent instead of the built-in fixer.
+    pub command: Option<String>,
+    pub launcher: Launcher,
+    pub deadline: Option<Instant>,
+}
+
+/// Longest run of a `fixer-command` (the run's `--timeout` cuts it shorter).
+const FIXER_COMMAND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60 * 60);
+
+impl Fixer for AgentFixer<'_> {
+    async fn fix(&mut self, iteration: u32, issues: &[Issue]) -> Result<String, String> {
+        let _group = Group::start(
+            self.shared.groups,
+            &format!("qa-loop: fix (iteration {iteration})"),
+        );
+        let request = tasks::fix_request(iteration, issues);
+        files::write_fix_request(&self.out_dir, &request)
+            .map_err(|e| format!("cannot write {}: {e}", files::FIX_REQUEST))?;
+        if let Some(command) = &self.command {
+            return self.run_command(command, iteration).await;
+        }
+        let agent = Agent {
+            provider: self.shared.provider,
+            role: AgentRole::Fixer,
+            model: self.model.clone(),
+            system: self.system.clone(),
+            tools: &self.shared.tools,
+            tool_set: ToolSet::Fixer,
+            max_steps: FIXER_MAX_STEPS,
+            meter: self.shared.meter,
+            calls: &self.shared.calls,
+        };
+        match agent.run(request).await? {
+            AgentEnd::Finished(summary) => Ok(summary),
+            AgentEnd::Verdict(_) => {
+                Err("the fixer submitted a verdict instead of finishing".into())
+            }
+        }
+    }
+}
+
+impl AgentFixer<'_> {
+    /// Runs the external agent on `QA_FIX_REQUEST.md` (its path in `$QA_FIX_REQUEST`), in the
+    /// repository root, with the test commands' environment (never qa-loop's own keys). Exit 0
+    /// is a fix; anything else is one loop error (a fixer crash).
+    async fn run_command(&self, command: &str, iteration: u32) -> Result<String, String> {
+        let request = std::path::absolute(self.out_dir.join(files::FIX_REQUEST))
+            .unwrap_or_else(|_| self.out_dir.join(files::FIX_REQUEST));
+        let launcher = self.launcher.with_vars(&[
+            ("QA_FIX_REQUEST", request.display().to_string()),
+            ("QA_LOOP_ITERATION", iteration.to_string()),
+        ]);
+        let timeout = match self.deadline {
+            Some(d) => d
+                .saturating_duration_since(Instant::now())
+                .min(FIXER_COMMAND_TIMEOUT),
+            None => FIXER_COMMAND_TIMEOUT,
+        };
+        let log = self
+            .out_dir
+            .join(files::LOGS_DIR)
+            .join(format!("fixer-{iteration}.log"));
+        tracing::info!(iteration, command, "running the fixer command");
+        let done = launcher
+            .run(crate::verify::process::Job {
+                command,
+                cwd: &self.shared.root,
+                timeout,
+                head: 2 * 1024,
+                tail: 6 * 1024,
+                log: Some(log),
+            })
+            .await;
+        let output = done.output.trim();
+        if done.outcome.passed() {
+            Ok(if output.is_empty() {
+                format!("`{command}` finished")
+            } else {
+                format!("`{command}` finished:\n\n{output}")
+            })
+        } else {
+            Err(format!(
+                "the fixer command `{command}` {}{}",
+                done.outcome.describe(),
+                if output.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {output}")
+                }
+            ))
+        }
+    }
+}

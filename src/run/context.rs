@@ -1,0 +1,264 @@
+//! The run context: everything a run needs to know, decided once before anything of the change
+//! runs or is written — where the run is (local, or a pull request with its event), who is
+//! trusted, the resolved settings and strategy, the diff base, where fixes go, the cancellation
+//! token. Immutable afterwards: everything downstream receives what it needs from it.
+
+use std::path::Path;
+
+use crate::cancel::Cancel;
+use crate::config::{self, FlagLayer, Inputs, Strategy};
+use crate::github::actions::ActionsEnv;
+use crate::github::origin::{Origin, Resolved};
+use crate::github::publish::Target;
+use crate::github::push::PushTarget;
+use crate::trust::Trust;
+
+use super::RunError;
+
+/// Everything a run needs, decided before it starts.
+pub struct RunContext {
+    /// The resolved settings, and the strategy as it will run (an untrusted change: no suites,
+    /// no scenarios).
+    pub inputs: Inputs,
+    pub trust: Trust,
+    /// The pull request the run reports on (GitHub Actions, a PR event, a token).
+    pub pr: Option<PrRun>,
+    /// What the change is compared with (`origin/<base>`, else `HEAD`).
+    pub diff_base: String,
+    pub cancel: Cancel,
+    /// Log output grouped per phase (`::group::`): inside GitHub Actions.
+    pub groups: bool,
+}
+
+/// A run on a pull request.
+pub struct PrRun {
+    pub origin: Box<Origin>,
+    pub target: Target,
+    /// Where fixes go; `None`: nowhere (review mode, untrusted, no branch).
+    pub push: Option<PushPlan>,
+    /// A writer's `/qa approve` sign-off (their login).
+    pub signoff: Option<String>,
+}
+
+/// Where fix commits go.
+pub enum PushPlan {
+    /// A fork: committed locally, offered as review suggestions and a patch.
+    Suggest,
+    /// The PR branch.
+    Branch(PushTarget),
+}
+
+/// What preparing found: a run, or nothing to do for this event (exit 0 with a notice).
+pub enum Prepared {
+    Run(Box<RunContext>),
+    Skip(String),
+}
+
+/// Decides trust from the event (before any file of the checkout is read, SPEC §10), checks
+/// an untrusted run's config against the base branch's, loads the inputs, registers and masks
+/// the secrets, checks the provider, and settles the diff base, push target and sign-off.
+pub async fn prepare(
+    root: &Path,
+    flags: &FlagLayer,
+    actions: Option<&ActionsEnv>,
+) -> Result<Prepared, RunError> {
+    let origin = match actions {
+        Some(env) => match crate::github::origin::resolve(env, root, flags).await {
+            Ok(Resolved::Run(o)) => Some(o),
+            Ok(Resolved::Skip(why)) => return Ok(Prepared::Skip(why)),
+            Ok(Resolved::NoEvent) => None,
+            Err(e) => return Err(RunError::Refused(e)),
+        },
+        None => None,
+    };
+    let trust = origin.as_ref().map_or(Trust::Trusted, |o| o.trust.clone());
+    if !trust.is_trusted() {
+        check_untrusted_config(root, flags, origin.as_deref()).await?;
+    }
+    let mut inputs = config::load_inputs_as(root, flags, trust.is_trusted())?;
+    register_secrets(&inputs, origin.as_deref());
+    if let Some(o) = &origin
+        && let crate::github::event::Decision::Skip(why) =
+            crate::github::event::decide_sender(&o.event, &inputs.settings.allowed_bots)
+    {
+        return Ok(Prepared::Skip(why));
+    }
+    // The provider is checked before anything is written.
+    super::provider::provider(&inputs.settings)?;
+    if !trust.is_trusted() {
+        tracing::info!("untrusted change: review only, none of its code runs");
+        inputs.strategy = untrusted_strategy(&inputs.strategy);
+    }
+    let settings = &inputs.settings;
+    let pr = match origin {
+        Some(o) if !settings.no_github => pr_run(o, &inputs, &trust).await,
+        _ => None,
+    };
+    let base_ref = actions.and_then(|a| a.base_ref.as_deref());
+    let diff_base = diff_base(root, base_ref, pr.as_ref()).await;
+    Ok(Prepared::Run(Box::new(RunContext {
+        inputs,
+        trust,
+        pr,
+        diff_base,
+        cancel: Cancel::new(),
+        groups: actions.is_some(),
+    })))
+}
+
+/// A local run (no GitHub): trusted, compared with `HEAD`.
+pub fn local(inputs: Inputs) -> RunContext {
+    RunContext {
+        inputs,
+        trust: Trust::Trusted,
+        pr: None,
+        diff_base: crate::vcs::default_base(None),
+        cancel: Cancel::new(),
+        groups: false,
+    }
+}
+
+/// An untrusted run's config inside the checkout must be the base branch's, byte for byte.
+async fn check_untrusted_config(
+    root: &Path,
+    flags: &FlagLayer,
+    origin: Option<&Origin>,
+) -> Result<(), RunError> {
+    let Some(config) = config::load::config_path(flags.config.as_deref(), root)? else {
+        return Ok(());
+    };
+    let base = origin
+        .and_then(|o| o.pr.as_ref())
+        .map(|pr| pr.base_sha.clone())
+        .unwrap_or_default();
+    crate::trust::check_config(root, &config, &base)
+        .await
+        .map_err(RunError::Refused)
+}
+
+/// Every secret known from here on is redacted wherever text leaves the process, and masked
+/// in the Actions log.
+fn register_secrets(inputs: &Inputs, origin: Option<&Origin>) {
+    let vars = config::env_vars::vars();
+    crate::secrets::register(crate::secrets::of_env(
+        vars.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        &inputs.settings.secret_env,
+    ));
+    if let Some(key) = &inputs.settings.api_key {
+        crate::secrets::register([key.expose().to_string()]);
+    }
+    let Some(o) = origin else { return };
+    let key = inputs.settings.api_key.as_ref();
+    for t in [key, o.token.as_ref(), o.env.push_token.as_ref()]
+        .into_iter()
+        .flatten()
+    {
+        println!("{}", crate::github::actions::mask(t.expose()));
+    }
+}
+
+/// Untrusted code (SPEC §10): review only — none of it runs.
+fn untrusted_strategy(strategy: &Strategy) -> Strategy {
+    Strategy {
+        suites: Vec::new(),
+        conversations: None,
+        no_test_project: false,
+        discovered: Vec::new(),
+        ..strategy.clone()
+    }
+}
+
+/// The pull request to report on, where fixes go, and a writer's sign-off.
+async fn pr_run(origin: Box<Origin>, inputs: &Inputs, trust: &Trust) -> Option<PrRun> {
+    use crate::github::event;
+    let settings = &inputs.settings;
+    origin.token.as_ref()?;
+    let pr = origin.pr.clone()?;
+    let command = match &origin.event.trigger {
+        event::Trigger::Comment { command, .. } => *command,
+        _ => None,
+    };
+    let target = Target {
+        repo: origin.env.repository.clone(),
+        pr: pr.number,
+        fork: pr.is_fork(),
+        head_sha: pr.head_sha,
+        head_ref: pr.head_ref,
+        command,
+        actor: origin.event.sender.login.clone(),
+        base_ref: pr.base_ref,
+    };
+    let push =
+        (settings.mode == config::Mode::Fix && trust.is_trusted() && !target.head_ref.is_empty())
+            .then(|| push_plan(&origin, &target));
+    let wants_signoff = command == Some(event::QaCommand::Approve)
+        && (inputs.strategy.human_signoff_required
+            || inputs
+                .strategy
+                .conversations
+                .as_ref()
+                .is_some_and(|c| !c.scenarios.is_empty()));
+    let signoff = match wants_signoff {
+        true => signoff(&origin, &target, settings).await,
+        false => None,
+    };
+    Some(PrRun {
+        origin,
+        target,
+        push,
+        signoff,
+    })
+}
+
+fn push_plan(origin: &Origin, target: &Target) -> PushPlan {
+    if target.fork {
+        return PushPlan::Suggest;
+    }
+    PushPlan::Branch(PushTarget {
+        remote: "origin".into(),
+        branch: target.head_ref.clone(),
+        auth: crate::vcs::Auth {
+            // The push token (so the push triggers CI), else the job's token: the checkout
+            // need not persist credentials where tests can read them.
+            token: origin
+                .env
+                .push_token
+                .clone()
+                .or_else(|| origin.token.clone()),
+            host: format!("{}/", origin.env.server_url),
+        },
+    })
+}
+
+/// `/qa approve` from a user with write access signs a `critical` change off, and the
+/// conversation scenarios left for a human (`approval_mode: manual`).
+async fn signoff(origin: &Origin, target: &Target, settings: &config::Settings) -> Option<String> {
+    let token = origin.token.clone()?;
+    let gh = crate::github::client::GitHub::new(&origin.env.api_url, token, settings.model_retry)
+        .ok()?;
+    let login = target.actor.clone();
+    if crate::github::origin::can_write(&gh, &target.repo, &login).await {
+        tracing::info!(login, "signed off by /qa approve");
+        Some(login)
+    } else {
+        tracing::warn!(
+            login,
+            "`/qa approve` ignored: the commenter has no write access"
+        );
+        None
+    }
+}
+
+/// The PR's base branch when `GITHUB_BASE_REF` is not set (it is empty under `workflow_run`
+/// and on comment triggers) and the branch is fetched; else the default base.
+async fn diff_base(root: &Path, base_ref: Option<&str>, pr: Option<&PrRun>) -> String {
+    if let (Some(p), None) = (pr, base_ref)
+        && !p.target.base_ref.is_empty()
+    {
+        let base = format!("origin/{}", p.target.base_ref);
+        if crate::vcs::resolves(root, &base).await {
+            return base;
+        }
+    }
+    crate::vcs::default_base(base_ref)
+}

@@ -1,0 +1,395 @@
+//! `qa-loop run`: the run context ([`context`], built and checked before anything runs), the
+//! engine with its adapters (the verifier here, the agents in `agents::roles`), and the sinks
+//! that turn the run's events into outputs ([`events`], [`sinks`]).
+
+pub mod context;
+pub mod events;
+pub mod provider;
+pub mod sinks;
+mod verifier;
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::agents::Meter;
+use crate::agents::prompts::Prompt;
+use crate::agents::roles::{AgentFixer, AgentReviewer, Shared};
+use crate::config::Settings;
+use crate::engine::driver::{self, Budget};
+use crate::engine::state::{Engine, Escalation, Outcome, Policy};
+use crate::error::InputError;
+use crate::github::comment::CrossRunState;
+use crate::report::files;
+use crate::tools::{Confinement, ToolBox};
+use crate::verify::process::Launcher;
+
+pub use context::RunContext;
+use context::{PrRun, PushPlan};
+use events::{RunEvent, Sinks};
+use verifier::RepoVerifier;
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error("{0}")]
+    Usage(String),
+    /// Refused before anything ran (an event or a checkout qa-loop must not run on).
+    #[error("{0}")]
+    Refused(String),
+    #[error("{0}")]
+    Io(String),
+}
+
+/// What a finished run leaves behind.
+#[derive(Debug)]
+pub struct RunResult {
+    pub outcome: Outcome,
+    /// The open escalation issue on GitHub, if any.
+    pub escalation_issue: Option<u64>,
+    /// Fix commits pushed to the PR branch.
+    pub commits_pushed: usize,
+    pub report_path: PathBuf,
+    pub out_dir: PathBuf,
+}
+
+impl Budget for RefCell<Meter> {
+    fn exhausted(&self) -> Option<String> {
+        self.borrow().exhausted()
+    }
+}
+
+/// Runs the loop the context describes; the first write happens here.
+pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
+    let settings = &ctx.inputs.settings;
+    let provider = provider::provider(settings)?;
+    let meter = RefCell::new(
+        Meter::new(
+            settings.max_tokens,
+            settings.max_cost_usd,
+            deadline(settings),
+        )
+        .with_prices(settings.prices.clone()),
+    );
+    if let Err(e) = ctx.cancel.on_signals() {
+        tracing::warn!("cannot watch SIGINT/SIGTERM: {e}");
+    }
+    let launcher = Launcher::new(&settings.env_policy(), ctx.cancel.clone());
+    let shared = Shared {
+        provider: provider.as_ref(),
+        tools: toolbox(ctx, &launcher)?,
+        meter: &meter,
+        calls: crate::agents::ToolCalls::new(settings.tool_caps),
+        root: settings.root.clone(),
+        groups: ctx.groups,
+    };
+    let omitted = RefCell::new(Vec::new());
+    let mut reviewer = reviewer(ctx, &shared, &omitted);
+    let mut fixer = fixer(ctx, &shared, &launcher);
+    let mut verifier = verifier(ctx, provider.as_ref(), &meter, &launcher);
+    let mut sinks = Sinks::default();
+    sinks.add(sinks::log::Log);
+    sinks.add(sinks::files::ReportFiles {
+        out_dir: settings.out_dir.clone(),
+        plan: settings.plan.clone(),
+        strategy: &ctx.inputs.strategy,
+        meter: &meter,
+        omitted: &omitted,
+        replayed: settings.provider == Some(crate::config::ProviderKind::Replay),
+        fixes: Vec::new(),
+    });
+    let state = match &ctx.pr {
+        Some(pr) => pr_sinks(ctx, pr, &mut sinks).await,
+        None => CrossRunState::default(),
+    };
+    if let Some(path) = &settings.events_jsonl {
+        let jsonl = sinks::events_jsonl::EventsJsonl::create(path)
+            .map_err(|e| RunError::Io(format!("cannot write {}: {e}", path.display())))?;
+        sinks.add(jsonl);
+    }
+    let waiting = waiting_for_resume(ctx.pr.as_ref(), &state);
+    let mut engine = Engine::resume(policy_for(ctx), state.history);
+    sinks.emit(RunEvent::Started { engine: &engine }).await;
+    let outcome = match waiting {
+        Some(issue) => wait_for_resume(&engine, &mut sinks, issue).await,
+        None => {
+            let (budget, cancel) = (&meter, &ctx.cancel);
+            driver::drive(
+                &mut engine,
+                &mut verifier,
+                &mut reviewer,
+                &mut fixer,
+                &mut sinks,
+                budget,
+                cancel,
+            )
+            .await
+        }
+    };
+    result(settings, outcome, sinks.products)
+}
+
+fn deadline(settings: &Settings) -> Option<Instant> {
+    settings.run_timeout.map(|t| Instant::now() + t)
+}
+
+/// The agents' tools, confined to the repository; without `run_command` for untrusted code.
+fn toolbox(ctx: &RunContext, launcher: &Launcher) -> Result<ToolBox, RunError> {
+    let settings = &ctx.inputs.settings;
+    let root = &settings.root;
+    let protected = crate::tools::protected_paths(&settings.out_dir, settings.plan.as_ref());
+    let confinement =
+        Confinement::new(root, settings.allow_workflow_edits, &protected).map_err(|e| {
+            RunError::Io(format!(
+                "cannot open the repository at {}: {e}",
+                root.display()
+            ))
+        })?;
+    let tools = ToolBox::new(confinement, ctx.diff_base.clone(), launcher.clone());
+    Ok(if ctx.trust.is_trusted() {
+        tools
+    } else {
+        tools.without_commands()
+    })
+}
+
+/// A prompt: the repository's override when the run is trusted, else the built-in one.
+fn prompt(ctx: &RunContext, p: Prompt) -> String {
+    if ctx.trust.is_trusted() {
+        p.load(&ctx.inputs.settings.root)
+    } else {
+        p.builtin().to_string()
+    }
+}
+
+fn reviewer<'a>(
+    ctx: &'a RunContext,
+    shared: &'a Shared<'a>,
+    omitted: &'a RefCell<Vec<String>>,
+) -> AgentReviewer<'a> {
+    AgentReviewer {
+        shared,
+        strategy: &ctx.inputs.strategy,
+        model: ctx.inputs.settings.reviewer_model.clone(),
+        system: prompt(ctx, Prompt::Reviewer),
+        omitted_files: omitted,
+        conversation: Vec::new(),
+        last_tree: None,
+        own_paths: own_paths(&ctx.inputs.settings),
+    }
+}
+
+fn fixer<'a>(ctx: &RunContext, shared: &'a Shared<'a>, launcher: &Launcher) -> AgentFixer<'a> {
+    let settings = &ctx.inputs.settings;
+    AgentFixer {
+        shared,
+        model: settings.fixer_model.clone(),
+        system: prompt(ctx, Prompt::Fixer),
+        out_dir: settings.out_dir.clone(),
+        command: settings.fixer_command.clone(),
+        launcher: launcher.clone(),
+        deadline: deadline(settings),
+    }
+}
+
+fn verifier<'a>(
+    ctx: &'a RunContext,
+    provider: &'a dyn crate::llm::Provider,
+    meter: &'a RefCell<Meter>,
+    launcher: &Launcher,
+) -> RepoVerifier<'a> {
+    let settings = &ctx.inputs.settings;
+    let strategy = &ctx.inputs.strategy;
+    let root = settings.root.clone();
+    let mut verifier =
+        crate::verify::Verifier::new(strategy.clone(), root.clone(), launcher.clone())
+            .with_logs(settings.out_dir.join(files::LOGS_DIR))
+            .with_diff_base(ctx.diff_base.clone(), own_paths(settings));
+    verifier.set_signoff(ctx.pr.as_ref().and_then(|p| p.signoff.clone()));
+    RepoVerifier {
+        verifier,
+        conversations: strategy
+            .conversations
+            .as_ref()
+            .filter(|c| !c.scenarios.is_empty())
+            .map(|config| crate::conversations::Conversations {
+                config,
+                judge: crate::conversations::judge::Judge {
+                    provider,
+                    model: settings.reviewer_model.clone(),
+                    system: prompt(ctx, Prompt::Judge),
+                    meter,
+                },
+                launcher: launcher.clone(),
+                root,
+            }),
+        log_dir: settings.out_dir.join(files::LOGS_DIR),
+        groups: ctx.groups,
+        passes: 0,
+    }
+}
+
+/// On a pull request: opens the check run, reads the cross-run state from the sticky comment,
+/// and adds the pusher, escalation, check-run and comment sinks.
+async fn pr_sinks<'a>(ctx: &'a RunContext, pr: &'a PrRun, sinks: &mut Sinks<'a>) -> CrossRunState {
+    use crate::github::{check_run::CheckRun, escalation::EscalationIssue};
+    use crate::github::{client::GitHub, publish::Identity, sticky::StickyComment};
+    let settings = &ctx.inputs.settings;
+    let (origin, target) = (&pr.origin, &pr.target);
+    let token = origin.token.clone().expect("a PR run has a token");
+    let Ok(gh) = GitHub::new(&origin.env.api_url, token, settings.model_retry) else {
+        return CrossRunState::default();
+    };
+    let identity = Identity::new(gh.clone(), settings.bot_login.clone());
+    let mut check = CheckRun::new(gh.clone(), target, settings);
+    check.start().await;
+    let enabled = settings.comment == crate::config::settings::CommentMode::Sticky;
+    let mut comment = StickyComment::new(
+        gh.clone(),
+        &target.repo,
+        target.pr,
+        identity.clone(),
+        enabled,
+    );
+    let state = comment.read_state().await;
+    if !state.history.is_empty() {
+        tracing::info!(
+            iterations = state.history.len(),
+            "continuing from earlier runs on this pull request"
+        );
+    }
+    if let Some(push) = pusher(ctx, pr, gh.clone()).await {
+        sinks.add(push);
+    }
+    sinks.add(sinks::escalation::EscalationSink {
+        issue: EscalationIssue::new(gh.clone(), &target.repo, target.pr, identity, settings),
+        prior: state.escalation_issue,
+        out_dir: settings.out_dir.clone(),
+    });
+    sinks.add(sinks::check_run::CheckRunSink {
+        check,
+        root: settings.root.clone(),
+        diff_base: ctx.diff_base.clone(),
+    });
+    sinks.add(sinks::comment::CommentSink {
+        comment,
+        head_sha: target.head_sha.clone(),
+        gh,
+    });
+    state
+}
+
+/// The pusher sink, when fixes go somewhere (`mode: fix`, trusted, a branch).
+async fn pusher<'a>(
+    ctx: &'a RunContext,
+    pr: &'a PrRun,
+    gh: crate::github::client::GitHub,
+) -> Option<sinks::pusher::Push<'a>> {
+    let settings = &ctx.inputs.settings;
+    let root = &settings.root;
+    let plan = pr.push.as_ref()?;
+    let pusher = crate::github::push::Pusher::start(
+        root,
+        own_paths(settings),
+        settings.allow_workflow_edits,
+    )
+    .await
+    .map_err(|e| tracing::warn!("cannot prepare to push fixes: {e}"))
+    .ok()?;
+    let pr_added = match plan {
+        // Committed locally, offered as suggestions (a fork is never pushed to).
+        PushPlan::Suggest => crate::vcs::added_lines(root, &ctx.diff_base)
+            .await
+            .unwrap_or_default(),
+        PushPlan::Branch(_) => Default::default(),
+    };
+    Some(sinks::pusher::Push {
+        pusher,
+        plan,
+        gh,
+        target: &pr.target,
+        pr_added,
+    })
+}
+
+/// Escalated by an earlier run: nothing runs until a `/qa resume` comment.
+fn waiting_for_resume(pr: Option<&PrRun>, state: &CrossRunState) -> Option<u64> {
+    let pr = pr?;
+    let resume = pr.target.command == Some(crate::github::event::QaCommand::Resume);
+    state.escalation_issue.filter(|_| !resume)
+}
+
+async fn wait_for_resume(engine: &Engine, sinks: &mut Sinks<'_>, issue: u64) -> Outcome {
+    tracing::info!(
+        issue,
+        "waiting for a human: comment `/qa resume` to run again"
+    );
+    let best_iteration = engine
+        .history()
+        .iter()
+        .max_by_key(|r| (r.score, std::cmp::Reverse(r.iteration)))
+        .map(|r| r.iteration);
+    let outcome = Outcome::Escalated {
+        escalation: Escalation::AwaitingResume { issue },
+        best_iteration,
+    };
+    driver::Reporter::finish(sinks, engine, &outcome).await;
+    outcome
+}
+
+fn result(
+    settings: &Settings,
+    outcome: Outcome,
+    products: events::Products,
+) -> Result<RunResult, RunError> {
+    if let Some(e) = products.write_error {
+        return Err(RunError::Io(format!(
+            "cannot write the reports to {}: {e}",
+            settings.out_dir.display()
+        )));
+    }
+    Ok(RunResult {
+        outcome,
+        escalation_issue: products.escalation_issue,
+        commits_pushed: products.commits_pushed,
+        report_path: products
+            .report_path
+            .unwrap_or_else(|| settings.out_dir.join(files::REPORT)),
+        out_dir: settings.out_dir.clone(),
+    })
+}
+
+/// qa-loop's own files, relative to the root (`.qa-loop/`, the plan): never pattern-checked.
+fn own_paths(settings: &Settings) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Ok(rel) = settings.out_dir.strip_prefix(&settings.root) {
+        out.push(format!("{}/", rel.display()));
+    }
+    if let Some(plan) = &settings.plan
+        && let Ok(rel) = plan.strip_prefix(&settings.root)
+    {
+        out.push(rel.display().to_string());
+    }
+    out
+}
+
+/// The loop's rules: the settings', and review only for untrusted code.
+fn policy_for(ctx: &RunContext) -> Policy {
+    let mut policy = policy(&ctx.inputs.settings);
+    policy.review_only |= !ctx.trust.is_trusted();
+    policy
+}
+
+/// The loop's rules from the settings.
+pub fn policy(settings: &Settings) -> Policy {
+    Policy {
+        max_iterations: settings.max_iterations,
+        max_consecutive_errors: settings.max_consecutive_errors,
+        recurring_threshold: settings.recurring_threshold,
+        similarity_threshold: settings.similarity_threshold,
+        min_score: settings.min_score,
+        review_only: settings.mode == crate::config::Mode::Review,
+    }
+}

@@ -1,0 +1,94 @@
+//! The model provider the settings ask for, checked before anything runs.
+
+use crate::config::{ProviderKind, Settings};
+use crate::error::InputError;
+use crate::llm::Provider;
+use crate::llm::replay::ReplayProvider;
+
+use super::RunError;
+
+/// Builds the provider the settings ask for. Missing keys, models or prices are usage errors
+/// (exit 2) found before anything runs.
+pub fn provider(settings: &Settings) -> Result<Box<dyn Provider>, RunError> {
+    use crate::llm::{anthropic::Anthropic, http::Transport, openai::OpenAi};
+    let kind = settings.provider.ok_or_else(|| {
+        RunError::Usage(
+            "no model provider configured: pass --provider (or set QA_LOOP_PROVIDER / `provider:` in the config)".into(),
+        )
+    })?;
+    if kind == ProviderKind::Replay {
+        let path = settings.replay_session.as_ref().ok_or_else(|| {
+            RunError::Usage(
+                "--provider replay needs --replay-session PATH (or `replay_session:` in the config)"
+                    .into(),
+            )
+        })?;
+        if !path.exists() {
+            return Err(InputError::file(path, "replay session not found").into());
+        }
+        return Ok(Box::new(ReplayProvider::load(path)?));
+    }
+    let key = settings.api_key.clone();
+    let need_key = |var: &str| {
+        RunError::Usage(format!(
+            "no API key for --provider {}: set {var} (or QA_LOOP_API_KEY, or pass --api-key)",
+            kind.as_str()
+        ))
+    };
+    let default_model = match kind {
+        ProviderKind::Anthropic => Some(crate::llm::anthropic::DEFAULT_MODEL),
+        ProviderKind::Openai => Some(crate::llm::openai::DEFAULT_MODEL),
+        _ => None,
+    };
+    // Every model the run will call: each needs a price when a cost limit is set.
+    let models: Vec<&str> = [&settings.reviewer_model, &settings.fixer_model]
+        .into_iter()
+        .map(|m| m.as_deref().or(default_model))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| {
+            RunError::Usage(format!(
+                "--provider {} needs --model (the model name the server knows)",
+                kind.as_str()
+            ))
+        })?;
+    if settings.max_cost_usd.is_some()
+        && let Some(m) = models.iter().find(|m| settings.prices.of(m).is_none())
+    {
+        return Err(RunError::Usage(format!(
+            "--max-cost-usd needs the price of model `{m}`, which the built-in table does not know: add it under `prices:` in the config (USD per million tokens: input, output)"
+        )));
+    }
+    let transport = Transport::new(settings.model_retry, key.clone())
+        .map_err(|e| RunError::Usage(e.to_string()))?;
+    let base_url = settings.base_url.as_deref();
+    Ok(match kind {
+        ProviderKind::Anthropic => Box::new(Anthropic::new(
+            transport,
+            base_url,
+            key.ok_or_else(|| need_key("ANTHROPIC_API_KEY"))?,
+            default_model,
+        )),
+        ProviderKind::Openai => Box::new(OpenAi::new(
+            transport,
+            base_url,
+            Some(key.ok_or_else(|| need_key("OPENAI_API_KEY"))?),
+            default_model.unwrap_or_default(),
+            "openai",
+        )),
+        ProviderKind::OpenaiCompatible => {
+            let base = base_url.ok_or_else(|| {
+                RunError::Usage(
+                    "--provider openai-compatible needs --base-url (e.g. http://localhost:11434/v1 for Ollama)".into(),
+                )
+            })?;
+            Box::new(OpenAi::new(
+                transport,
+                Some(base),
+                key,
+                models[0],
+                "openai-compatible",
+            ))
+        }
+        ProviderKind::Replay => unreachable!("handled above"),
+    })
+}
