@@ -1011,3 +1011,49 @@ fn every_malformed_input_of_the_corpus_exits_2_with_its_position_and_writes_noth
         }
     }
 }
+
+/// `--events-jsonl FILE`: one JSON line per event, in order, as the run goes (the trivial sink
+/// that shows adding an output is one file and one line of wiring).
+#[test]
+fn events_jsonl_writes_one_line_per_run_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = json!({"calls": [
+        verdict("rejected", 30, "add subtracts instead of adding"),
+        {"role": "fixer", "tool_calls": [{"id": "e1", "name": "edit_file",
+            "arguments": {"path": "calc.py", "old": "return a - b", "new": "return a + b"}}]},
+        fixer_finish(1),
+        verdict("approved", 95, ""),
+    ]});
+    project(dir.path(), session);
+    let events = dir.path().join("events.jsonl");
+    let o = replay_run(dir.path(), &["--events-jsonl", events.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines: Vec<Value> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = lines.iter().map(|l| l["event"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "started",
+            "reviewed",
+            "fixes_applied",
+            "reviewed",
+            "finished"
+        ]
+    );
+    assert_eq!(lines[1]["status"], "rejected");
+    assert_eq!(lines[1]["score"], 30);
+    assert_eq!(lines[1]["issues"], 2, "Q1 and the failed gate");
+    assert_eq!(lines[2]["iteration"], 1);
+    assert_eq!(lines[3]["status"], "approved");
+    assert_eq!(lines[4]["verdict"], "approved");
+    assert_eq!(lines[4]["iterations"], 2);
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["at"].as_str().is_some_and(|t| t.ends_with('Z')))
+    );
+}

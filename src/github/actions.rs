@@ -51,8 +51,8 @@ impl ActionsEnv {
             step_summary: get("GITHUB_STEP_SUMMARY").map(PathBuf::from),
             run_id: get("GITHUB_RUN_ID").unwrap_or_default(),
             base_ref: get("GITHUB_BASE_REF"),
-            github_token: super::origin::github_token(&var),
-            push_token: super::origin::push_token(&var),
+            github_token: github_token(&var),
+            push_token: push_token(&var),
         })
     }
 
@@ -65,6 +65,25 @@ impl ActionsEnv {
             )
         })
     }
+}
+
+/// The GitHub token from the environment: `QA_LOOP_GITHUB_TOKEN` (the action's input),
+/// `INPUT_GITHUB-TOKEN`, then `GITHUB_TOKEN`.
+pub fn github_token(var: impl Fn(&str) -> Option<String>) -> Option<crate::secrets::Secret> {
+    use crate::config::env_vars::{GITHUB_TOKEN, INPUT_GITHUB_TOKEN, QA_LOOP_GITHUB_TOKEN};
+    [QA_LOOP_GITHUB_TOKEN, INPUT_GITHUB_TOKEN, GITHUB_TOKEN]
+        .iter()
+        .find_map(|n| var(n).filter(|t| !t.is_empty()))
+        .map(crate::secrets::Secret::new)
+}
+
+/// The push token (`push-token` input), if any.
+pub fn push_token(var: impl Fn(&str) -> Option<String>) -> Option<crate::secrets::Secret> {
+    use crate::config::env_vars::{INPUT_PUSH_TOKEN, QA_LOOP_PUSH_TOKEN};
+    [QA_LOOP_PUSH_TOKEN, INPUT_PUSH_TOKEN]
+        .iter()
+        .find_map(|n| var(n).filter(|t| !t.is_empty()))
+        .map(crate::secrets::Secret::new)
 }
 
 /// `name<<DELIMITER\nvalue\nDELIMITER\n` for each output (GitHub's multi-line syntax),

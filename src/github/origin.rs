@@ -34,25 +34,6 @@ pub enum Resolved {
     NoEvent,
 }
 
-/// The GitHub token from the environment: `QA_LOOP_GITHUB_TOKEN` (the action's input),
-/// `INPUT_GITHUB-TOKEN`, then `GITHUB_TOKEN`.
-pub fn github_token(var: impl Fn(&str) -> Option<String>) -> Option<Secret> {
-    use crate::config::env_vars::{GITHUB_TOKEN, INPUT_GITHUB_TOKEN, QA_LOOP_GITHUB_TOKEN};
-    [QA_LOOP_GITHUB_TOKEN, INPUT_GITHUB_TOKEN, GITHUB_TOKEN]
-        .iter()
-        .find_map(|n| var(n).filter(|t| !t.is_empty()))
-        .map(Secret::new)
-}
-
-/// The push token (`push-token` input), if any.
-pub fn push_token(var: impl Fn(&str) -> Option<String>) -> Option<Secret> {
-    use crate::config::env_vars::{INPUT_PUSH_TOKEN, QA_LOOP_PUSH_TOKEN};
-    [QA_LOOP_PUSH_TOKEN, INPUT_PUSH_TOKEN]
-        .iter()
-        .find_map(|n| var(n).filter(|t| !t.is_empty()))
-        .map(Secret::new)
-}
-
 /// Reads the event, skips what needs no run, reads the pull request, checks the commenter's
 /// permission, decides trust and makes sure the checked-out commit is the PR head (checking
 /// it out itself for comment and dispatch triggers). `Err` is bad input (exit 2).

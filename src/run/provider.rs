@@ -40,24 +40,7 @@ pub fn provider(settings: &Settings) -> Result<Box<dyn Provider>, RunError> {
         ProviderKind::Openai => Some(crate::llm::openai::DEFAULT_MODEL),
         _ => None,
     };
-    // Every model the run will call: each needs a price when a cost limit is set.
-    let models: Vec<&str> = [&settings.reviewer_model, &settings.fixer_model]
-        .into_iter()
-        .map(|m| m.as_deref().or(default_model))
-        .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| {
-            RunError::Usage(format!(
-                "--provider {} needs --model (the model name the server knows)",
-                kind.as_str()
-            ))
-        })?;
-    if settings.max_cost_usd.is_some()
-        && let Some(m) = models.iter().find(|m| settings.prices.of(m).is_none())
-    {
-        return Err(RunError::Usage(format!(
-            "--max-cost-usd needs the price of model `{m}`, which the built-in table does not know: add it under `prices:` in the config (USD per million tokens: input, output)"
-        )));
-    }
+    let models = models(settings, kind, default_model)?;
     let transport = Transport::new(settings.model_retry, key.clone())
         .map_err(|e| RunError::Usage(e.to_string()))?;
     let base_url = settings.base_url.as_deref();
@@ -91,4 +74,30 @@ pub fn provider(settings: &Settings) -> Result<Box<dyn Provider>, RunError> {
         }
         ProviderKind::Replay => unreachable!("handled above"),
     })
+}
+
+/// Every model the run will call; each needs a price when a cost limit is set.
+fn models<'a>(
+    settings: &'a Settings,
+    kind: ProviderKind,
+    default_model: Option<&'a str>,
+) -> Result<Vec<&'a str>, RunError> {
+    let models: Vec<&str> = [&settings.reviewer_model, &settings.fixer_model]
+        .into_iter()
+        .map(|m| m.as_deref().or(default_model))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| {
+            RunError::Usage(format!(
+                "--provider {} needs --model (the model name the server knows)",
+                kind.as_str()
+            ))
+        })?;
+    if settings.max_cost_usd.is_some()
+        && let Some(m) = models.iter().find(|m| settings.prices.of(m).is_none())
+    {
+        return Err(RunError::Usage(format!(
+            "--max-cost-usd needs the price of model `{m}`, which the built-in table does not know: add it under `prices:` in the config (USD per million tokens: input, output)"
+        )));
+    }
+    Ok(models)
 }
