@@ -48,6 +48,18 @@ enum Reply {
     Hang(Duration),
     /// A 200 whose JSON body is cut in the middle (a dropped connection behind a proxy).
     Truncated,
+    /// This status and JSON body, as given (stop reasons, errors inside a 200, error codes).
+    Raw { status: u16, body: Value },
+}
+
+/// An answer of `text` only that stopped for `reason` (`stop_reason` / `finish_reason`).
+fn stopped(wire: Wire, text: &str, reason: &str) -> Reply {
+    let mut body = answer(wire, 99, text, &[], 1000, 100);
+    match wire {
+        Wire::Anthropic => body["stop_reason"] = json!(reason),
+        Wire::OpenAi => body["choices"][0]["finish_reason"] = json!(reason),
+    }
+    Reply::Raw { status: 200, body }
 }
 
 fn tool(name: &str, args: Value) -> Reply {
@@ -206,6 +218,9 @@ async fn handle(
                 .into_response()
         }
         None => error_response(wire, 500, "the test script has no answer left", None),
+        Some(Reply::Raw { status, body }) => {
+            (StatusCode::from_u16(status).unwrap(), Json(body)).into_response()
+        }
         Some(Reply::Error {
             status,
             message,
@@ -348,9 +363,10 @@ fn check_request(wire: Wire, headers: &HeaderMap, body: &Value) -> Result<(), St
                     ));
                 }
                 for b in blocks {
-                    if b["type"] == "text" && b["text"].as_str().is_none_or(str::is_empty) {
+                    if b["type"] == "text" && b["text"].as_str().is_none_or(|t| t.trim().is_empty())
+                    {
                         return Err(format!(
-                            "messages.{i}: text content blocks must be non-empty"
+                            "messages.{i}: text content blocks must contain non-whitespace text"
                         ));
                     }
                 }
@@ -387,6 +403,14 @@ fn check_request(wire: Wire, headers: &HeaderMap, body: &Value) -> Result<(), St
                 if !pending.is_empty() {
                     return Err(format!(
                         "messages.[{i}]: an assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'"
+                    ));
+                }
+                if role == "assistant"
+                    && m["content"].is_null()
+                    && m["tool_calls"].as_array().is_none_or(Vec::is_empty)
+                {
+                    return Err(format!(
+                        "messages.[{i}]: an assistant message needs `content` unless it has `tool_calls`"
                     ));
                 }
                 if role == "assistant" {
@@ -940,4 +964,184 @@ fn github_canaries_never_reach_the_model_even_through_a_printed_environment() {
         }
         assert_key_nowhere(dir.path(), &o);
     }
+}
+
+/// Issue 17: an answer cut at the output limit without a tool call was "fixes applied" for
+/// nothing. Now the agent is asked once to end its turn, and cut again it is a loop error.
+#[test]
+fn an_answer_cut_at_max_tokens_is_continued_once_then_an_error_never_fixes_applied() {
+    for wire in WIRES {
+        let dir = tempfile::tempdir().unwrap();
+        project(dir.path(), "max_consecutive_errors: 1\n");
+        let cut = match wire {
+            Wire::Anthropic => "max_tokens",
+            Wire::OpenAi => "length",
+        };
+        let fake = Fake::start(
+            wire,
+            vec![
+                verdict("rejected", 40),
+                stopped(wire, "I will change calc.py so that add", cut),
+                stopped(wire, "As I was saying, add must", cut),
+            ],
+        );
+        let o = fake.run(dir.path(), &[]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(4), "{wire:?}: {err}");
+        assert!(!err.contains("fixes applied"), "{wire:?}: {err}");
+        let errors = result(dir.path())["errors"].to_string();
+        assert!(
+            errors.contains("cut at the output limit"),
+            "{wire:?}: {errors}"
+        );
+        let requests = fake.requests();
+        assert_eq!(requests.len(), 3, "{wire:?}");
+        assert!(
+            requests[2]
+                .1
+                .to_string()
+                .contains("Your answer was cut off at the output limit"),
+            "{wire:?}: the second fixer request asks to end the turn"
+        );
+        assert!(fake.problems().is_empty(), "{:?}", fake.problems());
+    }
+}
+
+/// Issue 17: a refusal or a content filter was "the answer was empty"; now it is a loop error
+/// that names it.
+#[test]
+fn a_refusal_or_content_filter_is_an_error_that_names_it() {
+    for (wire, reason) in [
+        (Wire::Anthropic, "refusal"),
+        (Wire::OpenAi, "content_filter"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        fixed_project(dir.path());
+        let fake = Fake::start(wire, vec![stopped(wire, "", reason)]);
+        let o = fake.run(dir.path(), &["--max-consecutive-errors", "1"]);
+        assert_eq!(o.status.code(), Some(4), "{wire:?}: {}", stderr(&o));
+        let errors = result(dir.path())["errors"].to_string();
+        assert!(
+            errors.contains("refused") && errors.contains(reason),
+            "{wire:?}: {errors}"
+        );
+    }
+}
+
+/// Issue 17: after an empty (or whitespace-only) answer, the next request carried an OpenAI
+/// assistant message with `content: null` and no `tool_calls`, or a whitespace-only Anthropic
+/// text block — both refused with 400 by the real APIs (the fake refuses them too).
+#[test]
+fn the_request_after_an_empty_answer_is_valid() {
+    for wire in WIRES {
+        let dir = tempfile::tempdir().unwrap();
+        fixed_project(dir.path());
+        let fake = Fake::start(wire, vec![text(" \n "), verdict("approved", 90)]);
+        let o = fake.run(dir.path(), &[]);
+        assert!(
+            fake.problems().is_empty(),
+            "{wire:?}: {:?}",
+            fake.problems()
+        );
+        assert_eq!(o.status.code(), Some(0), "{wire:?}: {}", stderr(&o));
+        assert_eq!(fake.requests().len(), 2, "{wire:?}: one repair request");
+    }
+}
+
+/// Issue 17: `insufficient_quota` (a 429 no retry can fix) was retried over a minute; it now
+/// fails at once with the provider's message.
+#[test]
+fn insufficient_quota_is_not_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    fixed_project(dir.path());
+    let quota = Reply::Raw {
+        status: 429,
+        body: json!({"error": {"message": "You exceeded your current quota, please check your plan and billing details.",
+                               "type": "insufficient_quota", "param": null, "code": "insufficient_quota"}}),
+    };
+    let fake = Fake::start(Wire::OpenAi, vec![quota; 10]);
+    let o = fake.run(dir.path(), &["--max-consecutive-errors", "1"]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert_eq!(fake.requests().len(), 1, "not retried");
+    let errors = result(dir.path())["errors"].to_string();
+    assert!(errors.contains("exceeded your current quota"), "{errors}");
+}
+
+/// Issue 17: a router's HTTP 200 carrying `{"error": …}` was a fatal "no choices[0].message"
+/// and its message was lost. Now it is read as an error: retried when its code says so, else
+/// reported with its message.
+#[test]
+fn an_error_inside_a_200_is_an_error_with_its_message() {
+    let dir = tempfile::tempdir().unwrap();
+    fixed_project(dir.path());
+    let error = |code: u16, message: &str| Reply::Raw {
+        status: 200,
+        body: json!({"error": {"message": message, "code": code}}),
+    };
+    let fake = Fake::start(
+        Wire::OpenAi,
+        vec![error(502, "Upstream overloaded"), verdict("approved", 90)],
+    );
+    let o = fake.run(dir.path(), &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("Upstream overloaded"), "{}", stderr(&o));
+    assert_eq!(fake.requests().len(), 2, "retried");
+
+    let dir = tempfile::tempdir().unwrap();
+    fixed_project(dir.path());
+    let fake = Fake::start(
+        Wire::OpenAi,
+        vec![error(400, "Provider returned error: bad tools")],
+    );
+    let o = fake.run(dir.path(), &["--max-consecutive-errors", "1"]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert_eq!(fake.requests().len(), 1, "not retried");
+    let errors = result(dir.path())["errors"].to_string();
+    assert!(
+        errors.contains("Provider returned error: bad tools"),
+        "{errors}"
+    );
+}
+
+/// Issue 17: a `retry-after` longer than the policy's cap gave up at once (the error budget gone
+/// in under a second); it is now honoured when the run has the time, and otherwise the run
+/// stops with a message naming the wait. And the run's time limit bounds a call in flight: a
+/// `--timeout 3s` run against a model that hangs ended after the model's own timeout.
+#[test]
+fn retries_and_calls_respect_the_run_s_time_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    fixed_project(dir.path());
+    let wait = Reply::Error {
+        status: 429,
+        message: "rate limited".into(),
+        retry_after: Some(3600),
+    };
+    let fake = Fake::start(Wire::Anthropic, vec![wait; 5]);
+    let o = fake.run(dir.path(), &["--timeout", "20s"]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert_eq!(
+        fake.requests().len(),
+        1,
+        "the run stops: no call can succeed in time"
+    );
+    let r = result(dir.path()).to_string();
+    assert!(
+        r.contains("asked to wait 3600 s, more than the run has left"),
+        "{r}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    fixed_project(dir.path());
+    let fake = Fake::start(Wire::OpenAi, vec![Reply::Hang(Duration::from_secs(120))]);
+    let started = Instant::now();
+    let o = fake.run(dir.path(), &["--timeout", "3s"]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    // Bounded by the run's limit, not the model's 5-minute request timeout.
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    let r = result(dir.path());
+    assert!(r.to_string().contains("time"), "{r}");
 }

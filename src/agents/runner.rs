@@ -3,7 +3,7 @@
 
 use std::cell::{Cell, RefCell};
 
-use crate::llm::{AgentRole, Content, Message, Provider, Request, Speaker};
+use crate::llm::{AgentRole, Content, Message, Provider, Request, Speaker, Stop};
 use crate::model::Verdict;
 use crate::tools::{ToolBox, ToolSet, TurnEnd};
 
@@ -95,6 +95,7 @@ impl Agent<'_> {
     /// can go on with [`continue_with`].
     pub async fn converse(&self, messages: &mut Vec<Message>) -> Result<AgentEnd, String> {
         let mut repaired = false;
+        let mut continued = false;
         for _ in 0..self.max_steps {
             if let Some(why) = self.meter.borrow().exhausted() {
                 return Err(format!("budget spent: {why}"));
@@ -136,6 +137,28 @@ impl Agent<'_> {
             });
 
             if response.tool_calls.is_empty() {
+                match &response.stop {
+                    Stop::Done => {}
+                    Stop::Refused(why) => {
+                        return Err(format!(
+                            "the model refused to answer the {} ({why})",
+                            self.role.as_str()
+                        ));
+                    }
+                    // The server paused a long turn: sending it back continues it.
+                    Stop::Paused => continue,
+                    Stop::MaxTokens if !continued => {
+                        continued = true;
+                        messages.push(Message::user(CUT_OFF.to_string()));
+                        continue;
+                    }
+                    Stop::MaxTokens => {
+                        return Err(format!(
+                            "the {}'s answer was cut at the output limit again without ending its turn",
+                            self.role.as_str()
+                        ));
+                    }
+                }
                 match self.tool_set {
                     ToolSet::Fixer => return Ok(AgentEnd::Finished(response.text)),
                     ToolSet::Reviewer => match verdict::from_text(&response.text) {
@@ -230,6 +253,10 @@ pub fn continue_with(messages: &mut Vec<Message>, task: String) {
         _ => messages.push(Message::user(task)),
     }
 }
+
+/// Asked once after an answer cut at the output limit without a tool call.
+const CUT_OFF: &str = "Your answer was cut off at the output limit. Be brief: end your turn now \
+                       with a tool call (`submit_verdict` or `finish`), or call the next tool.";
 
 fn repair_request(why: &str) -> String {
     format!(

@@ -354,6 +354,12 @@ fn validate_view(inputs: &config::Inputs, json: bool) -> String {
             "similarity_threshold": s.similarity_threshold,
             "min_score": s.min_score,
             "provider": s.provider,
+            "models": crate::run::provider::resolved_models(s)
+                .into_iter()
+                .map(|(role, model, price)| {
+                    (role.to_string(), serde_json::json!({"model": model, "price": price}))
+                })
+                .collect::<serde_json::Map<_, _>>(),
             "strategy": st,
         });
         return serde_json::to_string_pretty(&v).expect("serializes") + "\n";
@@ -369,6 +375,14 @@ fn validate_view(inputs: &config::Inputs, json: bool) -> String {
         show(&s.plan),
         show(&s.spec)
     ));
+    for (role, model, price) in crate::run::provider::resolved_models(s) {
+        let Some(model) = model else { continue };
+        let price = match price {
+            Some(p) => format!("${} in / ${} out per million tokens", p.input, p.output),
+            None => "no price known: its cost is not counted (add it under `prices:`)".into(),
+        };
+        out.push_str(&format!("{role}: {model} ({price})\n"));
+    }
     out.push_str(&format!(
         "risk level: {}{}\n",
         st.risk_level.as_str(),

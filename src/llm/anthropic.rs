@@ -5,14 +5,15 @@
 use serde_json::{Value, json};
 
 use super::http::Transport;
-use super::types::{Content, Request, Response, Speaker, ToolCall, Usage};
+use super::types::{Content, Request, Response, Speaker, Stop, ToolCall, Usage};
 use super::{BoxFuture, Provider, ProviderError};
 use crate::secrets::Secret;
 
 /// The API version qa-loop speaks.
 pub const API_VERSION: &str = "2023-06-01";
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
-pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+/// A current model, on no deprecation list (checked in CI against the `anthropic` SDK's data).
+pub const DEFAULT_MODEL: &str = "claude-sonnet-4-6";
 /// Output tokens per call (the API requires a limit; every current model allows this many).
 pub const MAX_OUTPUT_TOKENS: u32 = 8192;
 
@@ -86,19 +87,27 @@ pub fn request_body(request: &Request, model: &str) -> Value {
     if let Some(last) = tools.last_mut() {
         last["cache_control"] = ephemeral();
     }
-    let mut messages: Vec<Value> = request
-        .messages
-        .iter()
-        .filter_map(|m| {
-            let content: Vec<Value> = m.content.iter().filter_map(block).collect();
-            (!content.is_empty()).then(|| {
-                json!({
-                    "role": match m.speaker { Speaker::User => "user", Speaker::Assistant => "assistant" },
-                    "content": content,
-                })
-            })
-        })
-        .collect();
+    // Turns that end up empty (an answer of whitespace only) are left out, and what is left of
+    // one role in a row is one turn: roles alternate, as the API requires.
+    let mut messages: Vec<Value> = Vec::new();
+    for m in &request.messages {
+        let content: Vec<Value> = m.content.iter().filter_map(block).collect();
+        if content.is_empty() {
+            continue;
+        }
+        let role = match m.speaker {
+            Speaker::User => "user",
+            Speaker::Assistant => "assistant",
+        };
+        match messages.last_mut() {
+            Some(last) if last["role"] == role => {
+                if let Some(blocks) = last["content"].as_array_mut() {
+                    blocks.extend(content);
+                }
+            }
+            _ => messages.push(json!({"role": role, "content": content})),
+        }
+    }
     // The newest message ends the cacheable prefix of the next call in this turn.
     if let Some(block) = messages
         .last_mut()
@@ -124,8 +133,8 @@ pub fn request_body(request: &Request, model: &str) -> Value {
 
 fn block(content: &Content) -> Option<Value> {
     Some(match content {
-        // The API refuses empty text blocks.
-        Content::Text(t) if t.is_empty() => return None,
+        // The API refuses empty and whitespace-only text blocks.
+        Content::Text(t) if t.trim().is_empty() => return None,
         Content::Text(t) => json!({"type": "text", "text": t}),
         Content::ToolCall(c) => json!({
             "type": "tool_use",
@@ -205,6 +214,12 @@ pub fn parse_response(answer: &Value, model: &str) -> Result<Response, ProviderE
         output_tokens: count("output_tokens"),
         cache_read_tokens: count("cache_read_input_tokens"),
         cache_write_tokens: count("cache_creation_input_tokens"),
+    };
+    response.stop = match answer.get("stop_reason").and_then(Value::as_str) {
+        Some("max_tokens") => Stop::MaxTokens,
+        Some("refusal") => Stop::Refused("refusal".into()),
+        Some("pause_turn") => Stop::Paused,
+        _ => Stop::Done,
     };
     Ok(response)
 }

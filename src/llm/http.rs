@@ -3,7 +3,7 @@
 //! `retry-after`. A failure after the last retry is one [`ProviderError`]; the API key never
 //! appears in an error text or a log line.
 
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
@@ -61,6 +61,11 @@ pub struct Transport {
     pub retry: RetryPolicy,
     /// Scrubbed from every error text.
     secret: Option<Secret>,
+    /// The run's time limit: no call runs past it, no retry waits beyond it.
+    deadline: Option<Instant>,
+    /// Cancelled (with the reason) when a server asks to wait longer than the run has left:
+    /// the run stops instead of spending its error budget on calls that cannot succeed.
+    stop: Option<crate::cancel::Cancel>,
 }
 
 impl Transport {
@@ -70,7 +75,52 @@ impl Transport {
             client,
             retry,
             secret,
+            deadline: None,
+            stop: None,
         })
+    }
+
+    /// Stops the run through `cancel` when the server's wait outlasts it.
+    pub fn with_stop(mut self, cancel: Option<crate::cancel::Cancel>) -> Self {
+        self.stop = cancel;
+        self
+    }
+
+    /// Bounds every call and every wait by the run's time limit.
+    pub fn with_deadline(mut self, deadline: Option<Instant>) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// One attempt: the status and the answer's text, or why there is none. Cut at the run's
+    /// deadline.
+    async fn attempt(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: &[u8],
+    ) -> Result<(u16, Option<Duration>, Result<String, String>), String> {
+        let call = async {
+            let response = self
+                .client
+                .post(url)
+                .headers(headers.clone())
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.to_vec())
+                .send()
+                .await
+                .map_err(|e| transport_error(&e))?;
+            let status = response.status().as_u16();
+            let wait = retry_after(response.headers());
+            let text = response.text().await.map_err(|e| e.to_string());
+            Ok((status, wait, text))
+        };
+        match self.deadline {
+            Some(at) => tokio::time::timeout_at(at.into(), call)
+                .await
+                .unwrap_or_else(|_| Err(DEADLINE.to_string())),
+            None => call.await,
+        }
     }
 
     /// POSTs `body` as JSON and returns the JSON answer, retrying what is worth retrying.
@@ -99,44 +149,41 @@ impl Transport {
         let body = crate::secrets::redact(&body).into_owned().into_bytes();
         let mut attempt = 0;
         loop {
-            let sent = self
-                .client
-                .post(url)
-                .headers(header_map.clone())
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .body(body.clone())
-                .send()
-                .await;
-            let (why, wait) = match sent {
-                Ok(response) => {
-                    let status = response.status().as_u16();
-                    let wait = retry_after(response.headers());
-                    let text = response.text().await;
-                    match text {
-                        Ok(text) if (200..300).contains(&status) => {
-                            return serde_json::from_str(&text).map_err(|e| {
-                                ProviderError::Fatal(self.scrub(&format!(
-                                    "{service}: the answer is not JSON ({e}): {}",
-                                    excerpt(&text)
-                                )))
-                            });
+            let (why, wait) = match self.attempt(url, &header_map, &body).await {
+                Err(e) if e == DEADLINE => {
+                    return Err(ProviderError::Unavailable(format!("{service}: {DEADLINE}")));
+                }
+                Err(e) => (format!("{service}: {e}"), None),
+                Ok((status, wait, Ok(text))) if (200..300).contains(&status) => {
+                    let answer: Value = serde_json::from_str(&text).map_err(|e| {
+                        ProviderError::Fatal(self.scrub(&format!(
+                            "{service}: the answer is not JSON ({e}): {}",
+                            excerpt(&text)
+                        )))
+                    })?;
+                    // Some routers answer HTTP 200 with `{"error": …}` instead of a completion.
+                    match error_in_body(&answer) {
+                        None => return Ok(answer),
+                        Some((code, _)) if !code.is_some_and(retryable) => {
+                            let why = format!("{service}: error{}", api_message(&text));
+                            return Err(ProviderError::Fatal(self.scrub(&why)));
                         }
-                        Ok(text) => {
-                            let why = format!("{service}: HTTP {status}{}", api_message(&text));
-                            if !retryable(status) {
-                                return Err(ProviderError::Fatal(self.scrub(&why)));
-                            }
-                            (why, wait)
-                        }
-                        Err(e) => (
-                            format!("{service}: HTTP {status}, the answer was cut: {e}"),
-                            wait,
-                        ),
+                        Some(_) => (format!("{service}: error{}", api_message(&text)), wait),
                     }
                 }
-                Err(e) => (format!("{service}: {}", transport_error(&e)), None),
+                Ok((status, wait, Ok(text))) => {
+                    let why = format!("{service}: HTTP {status}{}", api_message(&text));
+                    if !retryable(status) || final_error(&text) {
+                        return Err(ProviderError::Fatal(self.scrub(&why)));
+                    }
+                    (why, wait)
+                }
+                Ok((status, wait, Err(e))) => (
+                    format!("{service}: HTTP {status}, the answer was cut: {e}"),
+                    wait,
+                ),
             };
-            match self.retry.next(attempt, wait, jitter()) {
+            match self.next(attempt, wait) {
                 Next::Retry(delay) => {
                     tracing::warn!(
                         attempt = attempt + 1,
@@ -149,12 +196,46 @@ impl Transport {
                 }
                 Next::GiveUp => {
                     let tries = attempt + 1;
+                    let asked = match wait {
+                        Some(w) if !self.fits(w) => format!(
+                            "; the server asked to wait {} s, more than the run has left",
+                            w.as_secs()
+                        ),
+                        _ => String::new(),
+                    };
+                    if let (false, Some(stop)) = (asked.is_empty(), &self.stop) {
+                        stop.cancel(&self.scrub(&format!("{why}{asked}")));
+                    }
                     return Err(ProviderError::Unavailable(self.scrub(&format!(
-                        "{why} (after {tries} attempt{})",
+                        "{why} (after {tries} attempt{}{asked})",
                         if tries == 1 { "" } else { "s" }
                     ))));
                 }
             }
+        }
+    }
+
+    /// Whether waiting `wait` still ends before the run's time limit.
+    fn fits(&self, wait: Duration) -> bool {
+        self.deadline.is_none_or(|at| Instant::now() + wait < at)
+    }
+
+    /// The policy's decision, except that a server's `retry-after` longer than the policy's
+    /// cap is honoured when the run has the time (a rate limit is not a failure to give up on).
+    fn next(&self, attempt: u32, wait: Option<Duration>) -> Next {
+        match wait {
+            Some(w) if w > self.retry.max_wait && attempt < self.retry.retries => {
+                if self.fits(w) {
+                    Next::Retry(w)
+                } else {
+                    Next::GiveUp
+                }
+            }
+            Some(w) if !self.fits(w) => Next::GiveUp,
+            _ => match self.retry.next(attempt, wait, jitter()) {
+                Next::Retry(d) if !self.fits(d) => Next::GiveUp,
+                n => n,
+            },
         }
     }
 
@@ -164,6 +245,43 @@ impl Transport {
             _ => text.to_string(),
         }
     }
+}
+
+/// Said when the run's time limit ends a call.
+const DEADLINE: &str = "the run's time limit was reached during the model call";
+
+/// An error carried in a successful answer's body (`{"error": {"code", "message"}}`), with its
+/// numeric code when it has one.
+fn error_in_body(answer: &Value) -> Option<(Option<u16>, String)> {
+    let error = answer.get("error").filter(|e| !e.is_null())?;
+    if answer.get("choices").is_some() || answer.get("content").is_some() {
+        return None;
+    }
+    let code = error
+        .get("code")
+        .and_then(|c| {
+            c.as_u64()
+                .or_else(|| c.as_str().and_then(|s| s.parse().ok()))
+        })
+        .and_then(|c| u16::try_from(c).ok());
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    Some((code, message.to_string()))
+}
+
+/// Errors no retry can fix although their status would allow one: the account is out of
+/// quota (OpenAI answers 429 `insufficient_quota`).
+fn final_error(body: &str) -> bool {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let error = parsed.as_ref().and_then(|v| v.get("error"));
+    ["code", "type"].iter().any(|f| {
+        error
+            .and_then(|e| e.get(*f))
+            .and_then(Value::as_str)
+            .is_some_and(|v| v == "insufficient_quota")
+    })
 }
 
 /// The provider's own error message (`{"error": {"type", "message"}}` in both wire formats).

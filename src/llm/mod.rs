@@ -13,7 +13,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub use types::{
-    AgentRole, Content, Message, Request, Response, Speaker, ToolCall, ToolSpec, Usage,
+    AgentRole, Content, Message, Request, Response, Speaker, Stop, ToolCall, ToolSpec, Usage,
 };
 
 /// A boxed future, so providers can be chosen at run time (`Box<dyn Provider>`).

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::http::Transport;
-use super::types::{Content, Request, Response, Speaker, ToolCall, Usage};
+use super::types::{Content, Request, Response, Speaker, Stop, ToolCall, Usage};
 use super::{BoxFuture, Provider, ProviderError};
 use crate::secrets::Secret;
 
@@ -121,7 +121,7 @@ pub fn request_body(request: &Request, model: &str) -> Value {
                     .content
                     .iter()
                     .filter_map(|c| match c {
-                        Content::Text(t) if !t.is_empty() => Some(t.as_str()),
+                        Content::Text(t) if !t.trim().is_empty() => Some(t.as_str()),
                         _ => None,
                     })
                     .collect();
@@ -141,6 +141,10 @@ pub fn request_body(request: &Request, model: &str) -> Value {
                     "role": "assistant",
                     "content": if text.is_empty() { Value::Null } else { Value::String(text.join("\n")) },
                 });
+                if calls.is_empty() && text.is_empty() {
+                    // An empty answer: `content: null` without `tool_calls` is refused (400).
+                    continue;
+                }
                 if !calls.is_empty() {
                     msg["tool_calls"] = Value::Array(calls);
                 }
@@ -251,6 +255,21 @@ pub fn parse_response(answer: &Value, model: &str) -> Result<Response, ProviderE
         output_tokens: count("/usage/completion_tokens"),
         cache_read_tokens: cached,
         cache_write_tokens: 0,
+    };
+    let refusal = message.get("refusal").and_then(Value::as_str);
+    response.stop = match answer
+        .pointer("/choices/0/finish_reason")
+        .and_then(Value::as_str)
+    {
+        Some("length") => Stop::MaxTokens,
+        Some("content_filter") => Stop::Refused("content_filter".into()),
+        _ if refusal.is_some_and(|r| !r.is_empty()) && response.tool_calls.is_empty() => {
+            Stop::Refused(format!(
+                "refusal: {}",
+                crate::text::clip(refusal.unwrap_or_default(), 200)
+            ))
+        }
+        _ => Stop::Done,
     };
     Ok(response)
 }

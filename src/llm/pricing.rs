@@ -1,7 +1,10 @@
 //! Prices and context windows of current Anthropic and OpenAI models, overridable in the config
-//! (`prices:`). A model id matches the longest listed prefix, so dated ids
-//! (`claude-sonnet-4-5-20250929`, `gpt-4.1-2025-04-14`) and router prefixes
-//! (`anthropic/claude-sonnet-4-5`) find their family.
+//! (`prices:`). A built-in entry matches its exact id, a dated snapshot of it
+//! (`claude-sonnet-4-5-20250929`, `gpt-4.1-2025-04-14`, `claude-opus-4-6@20260101`) and a router
+//! prefix (`anthropic/claude-sonnet-4-6`) — never another model of the family: `claude-opus-4-8`
+//! is not priced as `claude-opus-4`, `gpt-5.4` not as `gpt-5`. An unknown id has no price (its
+//! cost is reported as unknown, and `max_cost_usd` refuses to start without one). The config's
+//! entries also match as prefixes (`llama3.1` prices `llama3.1:8b`).
 
 use std::collections::BTreeMap;
 
@@ -9,7 +12,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// USD per million tokens, and the context window in tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Price {
     /// Uncached input.
@@ -39,10 +42,18 @@ const fn p(input: f64, output: f64, cache_read: f64, cache_write: f64, context: 
     }
 }
 
-/// List prices (USD per million tokens) as published by Anthropic and OpenAI in 2025-11.
-/// Anthropic: cache writes (5 minutes) cost 1.25× input, cache reads 0.1×. OpenAI: cached input
-/// as listed; no write surcharge.
+/// List prices (USD per million tokens). Anthropic: platform.claude.com/docs/en/about-claude/pricing
+/// (checked 2026-11-23; cache writes are the 5-minute rate) — Claude Sonnet 4.6 at the Sonnet 4.x
+/// price ($3 / $15) it launched with. OpenAI: openai.com/api/pricing as of 2025-11 (cached input
+/// as listed; no write surcharge). Models without a published price here are left out on purpose.
 const BUILTIN: &[(&str, Price)] = &[
+    ("claude-fable-5-1", p(10.0, 50.0, 0.25, 12.5, 200_000)),
+    ("claude-fable-5", p(10.0, 50.0, 1.0, 12.5, 200_000)),
+    ("claude-opus-5", p(5.0, 25.0, 0.5, 6.25, 200_000)),
+    ("claude-opus-4-8", p(5.0, 25.0, 0.5, 6.25, 200_000)),
+    ("claude-opus-4-7", p(5.0, 25.0, 0.5, 6.25, 200_000)),
+    ("claude-opus-4-6", p(5.0, 25.0, 0.5, 6.25, 200_000)),
+    ("claude-sonnet-4-6", p(3.0, 15.0, 0.3, 3.75, 200_000)),
     ("claude-opus-4-5", p(5.0, 25.0, 0.5, 6.25, 200_000)),
     ("claude-opus-4-1", p(15.0, 75.0, 1.5, 18.75, 200_000)),
     ("claude-opus-4", p(15.0, 75.0, 1.5, 18.75, 200_000)),
@@ -75,12 +86,18 @@ impl Prices {
         Prices { overrides }
     }
 
-    /// The price of `model`: the longest matching prefix, the config's entries first.
+    /// The price of `model`: the config's entries first (the longest matching prefix), then the
+    /// built-in entry of this exact model or a dated snapshot of it.
     pub fn of(&self, model: &str) -> Option<Price> {
         let id = model.rsplit('/').next().unwrap_or(model);
         longest(self.overrides.iter().map(|(k, v)| (k.as_str(), *v)), id)
             .or_else(|| longest(self.overrides.iter().map(|(k, v)| (k.as_str(), *v)), model))
-            .or_else(|| longest(BUILTIN.iter().copied(), id))
+            .or_else(|| {
+                BUILTIN
+                    .iter()
+                    .find(|(k, _)| id.strip_prefix(k).is_some_and(is_snapshot))
+                    .map(|(_, p)| *p)
+            })
     }
 
     /// USD for `usage` on `model`, or `None` when the model has no price.
@@ -99,6 +116,26 @@ impl Prices {
         self.of(model)
             .and_then(|p| p.context_window)
             .unwrap_or(DEFAULT_CONTEXT_WINDOW)
+    }
+}
+
+/// What follows a model id in one of its snapshots: nothing, or a date (`-20250929`,
+/// `-2025-04-14`, `@20250929`).
+fn is_snapshot(rest: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if rest.is_empty() {
+        return true;
+    }
+    let Some(date) = rest.strip_prefix('-').or_else(|| rest.strip_prefix('@')) else {
+        return false;
+    };
+    let parts: Vec<&str> = date.split('-').collect();
+    match parts.as_slice() {
+        [d] => d.len() == 8 && digits(d),
+        [y, m, d] => {
+            y.len() == 4 && m.len() == 2 && d.len() == 2 && [y, m, d].iter().all(|p| digits(p))
+        }
+        _ => false,
     }
 }
 
@@ -127,7 +164,13 @@ mod tests {
         assert_eq!(prices.of("gpt-4.1-mini-2025-04-14").unwrap().input, 0.4);
         assert_eq!(prices.of("gpt-4o-2024-08-06").unwrap().input, 2.5);
         assert_eq!(prices.of("gpt-4o-mini").unwrap().input, 0.15);
-        assert_eq!(prices.of("gpt-5.1").unwrap().input, 1.25);
+        // Another model of the family has no guessed price.
+        assert!(prices.of("gpt-5.1").is_none());
+        assert!(prices.of("gpt-5-pro").is_none());
+        assert_eq!(prices.of("claude-opus-4-8").unwrap().input, 5.0);
+        assert!(prices.of("claude-opus-4-9").is_none());
+        assert_eq!(prices.of("claude-opus-4-6@20260101").unwrap().output, 25.0);
+        assert_eq!(prices.of("gpt-5-2025-08-07").unwrap().input, 1.25);
         assert!(prices.of("llama3.1:8b").is_none());
         assert!(prices.of("gpt-4oo").is_none());
         assert_eq!(prices.context_window("llama3.1:8b"), DEFAULT_CONTEXT_WINDOW);

@@ -80,6 +80,7 @@ impl ReplayProvider {
             text: call.text.clone(),
             tool_calls: call.tool_calls.clone(),
             usage: call.usage,
+            ..Response::default()
         })
     }
 }

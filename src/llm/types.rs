@@ -108,6 +108,20 @@ pub struct Request {
     pub tools: Vec<ToolSpec>,
 }
 
+/// Why the model stopped (`stop_reason` / `finish_reason`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Stop {
+    /// The answer is complete (`end_turn`, `stop`, `tool_use`, `tool_calls`, or not said).
+    #[default]
+    Done,
+    /// Cut at the output limit (`max_tokens`, `length`).
+    MaxTokens,
+    /// The model refused or a filter stopped it (`refusal`, `content_filter`), with the reason.
+    Refused(String),
+    /// A long turn paused by the server (`pause_turn`): send it back to continue.
+    Paused,
+}
+
 /// One model answer.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Response {
@@ -116,4 +130,5 @@ pub struct Response {
     pub text: String,
     pub tool_calls: Vec<ToolCall>,
     pub usage: Usage,
+    pub stop: Stop,
 }

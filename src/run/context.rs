@@ -84,7 +84,7 @@ pub async fn prepare(
         return Ok(Prepared::Skip(why));
     }
     // The provider is checked before anything is written.
-    super::provider::provider(&inputs.settings)?;
+    super::provider::provider(&inputs.settings, None)?;
     if !trust.is_trusted() {
         tracing::info!("untrusted change: review only, none of its code runs");
         inputs.strategy = untrusted_strategy(&inputs.strategy);

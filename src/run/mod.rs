@@ -64,7 +64,7 @@ impl Budget for RefCell<Meter> {
 /// Runs the loop the context describes; the first write happens here.
 pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
     let settings = &ctx.inputs.settings;
-    let provider = provider::provider(settings)?;
+    let provider = provider::provider(settings, Some(&ctx.cancel))?;
     let meter = RefCell::new(
         Meter::new(
             settings.max_tokens,

@@ -9,7 +9,10 @@ use super::RunError;
 
 /// Builds the provider the settings ask for. Missing keys, models or prices are usage errors
 /// (exit 2) found before anything runs.
-pub fn provider(settings: &Settings) -> Result<Box<dyn Provider>, RunError> {
+pub fn provider(
+    settings: &Settings,
+    stop: Option<&crate::cancel::Cancel>,
+) -> Result<Box<dyn Provider>, RunError> {
     use crate::llm::{anthropic::Anthropic, http::Transport, openai::OpenAi};
     let kind = settings.provider.ok_or_else(|| {
         RunError::Usage(
@@ -35,14 +38,12 @@ pub fn provider(settings: &Settings) -> Result<Box<dyn Provider>, RunError> {
             kind.as_str()
         ))
     };
-    let default_model = match kind {
-        ProviderKind::Anthropic => Some(crate::llm::anthropic::DEFAULT_MODEL),
-        ProviderKind::Openai => Some(crate::llm::openai::DEFAULT_MODEL),
-        _ => None,
-    };
+    let default_model = default_model(kind);
     let models = models(settings, kind, default_model)?;
     let transport = Transport::new(settings.model_retry, key.clone())
-        .map_err(|e| RunError::Usage(e.to_string()))?;
+        .map_err(|e| RunError::Usage(e.to_string()))?
+        .with_deadline(settings.run_timeout.map(|t| std::time::Instant::now() + t))
+        .with_stop(stop.cloned());
     let base_url = settings.base_url.as_deref();
     Ok(match kind {
         ProviderKind::Anthropic => Box::new(Anthropic::new(
@@ -100,4 +101,36 @@ fn models<'a>(
         )));
     }
     Ok(models)
+}
+
+/// The provider's default model, if it has one.
+pub fn default_model(kind: ProviderKind) -> Option<&'static str> {
+    match kind {
+        ProviderKind::Anthropic => Some(crate::llm::anthropic::DEFAULT_MODEL),
+        ProviderKind::Openai => Some(crate::llm::openai::DEFAULT_MODEL),
+        _ => None,
+    }
+}
+
+/// The reviewer's and the fixer's models as the run will call them, with their prices (`None`:
+/// unknown, so their cost is not counted).
+pub fn resolved_models(
+    settings: &Settings,
+) -> Vec<(
+    &'static str,
+    Option<String>,
+    Option<crate::llm::pricing::Price>,
+)> {
+    let default = settings.provider.and_then(default_model);
+    [
+        ("reviewer", &settings.reviewer_model),
+        ("fixer", &settings.fixer_model),
+    ]
+    .into_iter()
+    .map(|(role, m)| {
+        let model = m.clone().or_else(|| default.map(str::to_string));
+        let price = model.as_deref().and_then(|m| settings.prices.of(m));
+        (role, model, price)
+    })
+    .collect()
 }

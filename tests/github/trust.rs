@@ -354,6 +354,10 @@ python3 test_calc.py"#;
 /// token. Run through `scripts/run-action.sh` as the action runs it, as an unprivileged user.
 #[test]
 fn no_token_is_readable_from_proc_by_a_test_or_a_daemon_it_leaves() {
+    // Canaries of this test alone: the daemon also reads the command lines of other tests
+    // running at the same time (one writes `PUSH`'s basic-auth form with `git config`).
+    const PUSH: &str = "ghp_canary_proc_only_push_7788";
+    const KEY: &str = "sk-canary-proc-only-key-7788";
     let outer = tempfile::tempdir().unwrap();
     let dir = outer.path().join("repo");
     std::fs::create_dir(&dir).unwrap();
