@@ -861,7 +861,7 @@ fn azure_openai_gets_its_url_shape_and_api_key_header() {
     let (uri, headers) = &seen[0];
     assert_eq!(
         uri,
-        "/openai/deployments/gpt4o/chat/completions?api-version=2024-10-21"
+        "/openai/deployments/gpt4o/chat/completions?api-version=2025-04-01-preview"
     );
     assert_eq!(headers.get("api-key").unwrap(), KEY);
     assert!(headers.get("authorization").is_none());
@@ -1144,4 +1144,89 @@ fn retries_and_calls_respect_the_run_s_time_limit() {
     );
     let r = result(dir.path());
     assert!(r.to_string().contains("time"), "{r}");
+}
+
+/// Issue 17: compatible servers' known failures say what to change on the server — a default
+/// vLLM refuses tools; Ollama silently truncates a prompt beyond its context length (seen as a
+/// prompt far larger than the tokens the server counted).
+#[test]
+fn compatible_servers_known_failures_name_the_server_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    fixed_project(dir.path());
+    let vllm = Reply::Raw {
+        status: 400,
+        body: json!({"object": "error", "type": "BadRequestError", "param": null, "code": 400,
+            "message": "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set"}),
+    };
+    let fake = Fake::start(Wire::OpenAi, vec![vllm]);
+    let o = fake.run(dir.path(), &["--max-consecutive-errors", "1"]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let errors = result(dir.path())["errors"].to_string();
+    assert!(
+        errors.contains("started with `--enable-auto-tool-choice --tool-call-parser"),
+        "{errors}"
+    );
+
+    // A change of about 35 KB reviewed by a server that says it read 1 000 prompt tokens.
+    let dir = tempfile::tempdir().unwrap();
+    fixed_project(dir.path());
+    let big: String = (0..700)
+        .map(|i| format!("line {i} of a long file\n"))
+        .collect();
+    std::fs::write(dir.path().join("big.txt"), &big).unwrap();
+    git(dir.path(), &["add", "big.txt"]);
+    git(dir.path(), &["commit", "-q", "-m", "big"]);
+    std::fs::write(dir.path().join("big.txt"), big.replace("line", "LINE")).unwrap();
+    let fake = Fake::start(Wire::OpenAi, vec![verdict("approved", 90)]);
+    let o = fake.run(dir.path(), &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let sent = fake.requests()[0].1.to_string().len();
+    assert!(sent > 30_000, "the prompt is large: {sent} bytes");
+    assert!(
+        stderr(&o).contains("likely truncated the prompt (Ollama: raise OLLAMA_CONTEXT_LENGTH"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Every request body of a fix-mode run — an empty answer and its repair request, a rejection,
+/// the fixer's tool loop, a cut answer continued, the approval — recorded per wire for
+/// `scripts/validate-requests.py`, which `.ci/run` uses to check them against OpenAI's OpenAPI
+/// description and the `anthropic` SDK's request types.
+#[test]
+fn request_bodies_of_a_fix_mode_run_are_recorded_for_the_providers_schemas() {
+    for wire in WIRES {
+        let dir = tempfile::tempdir().unwrap();
+        project(dir.path(), "");
+        let cut = match wire {
+            Wire::Anthropic => "max_tokens",
+            Wire::OpenAi => "length",
+        };
+        let fake = Fake::start(
+            wire,
+            vec![
+                text(""),
+                verdict("rejected", 30),
+                stopped(wire, "Let me look", cut),
+                tool("read_file", json!({"path": "calc.py"})),
+                tool(
+                    "edit_file",
+                    json!({"path": "calc.py", "old": "return a - b", "new": "return a + b"}),
+                ),
+                tool("finish", json!({"summary": "Q1: add now adds"})),
+                verdict("approved", 90),
+            ],
+        );
+        let o = fake.run(dir.path(), &[]);
+        assert_eq!(o.status.code(), Some(0), "{wire:?}: {}", stderr(&o));
+        assert_eq!(fake.problems(), Vec::<String>::new(), "{wire:?}");
+        let bodies: Vec<Value> = fake.requests().into_iter().map(|(_, b)| b).collect();
+        assert_eq!(bodies.len(), 7, "{wire:?}");
+        let name = match wire {
+            Wire::Anthropic => "requests-anthropic.json",
+            Wire::OpenAi => "requests-openai.json",
+        };
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+        std::fs::write(&out, serde_json::to_string_pretty(&bodies).unwrap()).unwrap();
+    }
 }

@@ -12,7 +12,8 @@ use crate::secrets::Secret;
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const DEFAULT_MODEL: &str = "gpt-5";
 /// The Azure OpenAI API version used when the base URL names none.
-pub const AZURE_API_VERSION: &str = "2024-10-21";
+/// Reasoning deployments refuse older dated versions (Azure's v1 API, `/openai/v1`, takes none).
+pub const AZURE_API_VERSION: &str = "2025-04-01-preview";
 
 pub struct OpenAi {
     transport: Transport,
@@ -71,7 +72,10 @@ pub fn endpoint(base: &str) -> (String, bool) {
     };
     let query = match query {
         Some(q) => Some(q.to_string()),
-        None if azure => Some(format!("api-version={AZURE_API_VERSION}")),
+        // Azure's v1 API (`…/openai/v1`) has no dated versions.
+        None if azure && !path.contains("/openai/v1/") => {
+            Some(format!("api-version={AZURE_API_VERSION}"))
+        }
         None => None,
     };
     let url = match query {
@@ -102,9 +106,48 @@ impl Provider for OpenAi {
             let answer = self
                 .transport
                 .post_json(service, &self.url, &headers, &body)
-                .await?;
-            parse_response(&answer, model)
+                .await
+                .map_err(server_hint)?;
+            let response = parse_response(&answer, model)?;
+            warn_if_truncated(&body, &response);
+            Ok(response)
         })
+    }
+}
+
+/// Known refusals of compatible servers, with what to change on the server.
+fn server_hint(e: ProviderError) -> ProviderError {
+    let hint = |text: &str| {
+        if text.contains("enable-auto-tool-choice") || text.contains("tool-call-parser") {
+            " — a vLLM server takes tools only when started with `--enable-auto-tool-choice --tool-call-parser <parser of the model>`"
+        } else {
+            ""
+        }
+    };
+    match e {
+        ProviderError::Fatal(t) => {
+            let h = hint(&t);
+            ProviderError::Fatal(format!("{t}{h}"))
+        }
+        ProviderError::Unavailable(t) => {
+            let h = hint(&t);
+            ProviderError::Unavailable(format!("{t}{h}"))
+        }
+    }
+}
+
+/// A server that counts far fewer prompt tokens than the request holds cut the prompt (Ollama
+/// truncates to its context length, 4 096 tokens by default on small GPUs, without an error).
+fn warn_if_truncated(body: &Value, response: &Response) {
+    let counted = response.usage.input_tokens + response.usage.cache_read_tokens;
+    // About four bytes a token; well below half of that is no tokenizer difference.
+    let expected = body.to_string().len() as u64 / 4;
+    if counted > 0 && expected > 4096 && counted * 2 < expected {
+        tracing::warn!(
+            counted,
+            expected,
+            "the server counted far fewer prompt tokens than were sent: it likely truncated the prompt (Ollama: raise OLLAMA_CONTEXT_LENGTH on the server)"
+        );
     }
 }
 
@@ -386,6 +429,14 @@ mod tests {
                 ),
                 true
             )
+        );
+        assert_eq!(
+            endpoint("https://acme.openai.azure.com/openai/v1/"),
+            (
+                "https://acme.openai.azure.com/openai/v1/chat/completions".into(),
+                true
+            ),
+            "Azure's v1 API takes no dated version"
         );
         assert_eq!(
             endpoint("https://acme.openai.azure.com/openai/deployments/gpt4o?api-version=2025-01-01-preview"),

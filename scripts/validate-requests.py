@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Validates the model request bodies a fix-mode run sent (recorded by
+`cargo test --test providers request_bodies_…` into target/tmp/) against the providers' own
+published artefacts: OpenAI's OpenAPI description (the trimmed CreateChatCompletionRequest schema
+in tests/fixtures/openai/) and the `anthropic` SDK's request types (PyPI; its `Iterable` fields
+are consumed so that pydantic validates every item).
+
+Usage: scripts/validate-requests.py [TMPDIR]   (default target/tmp)
+"""
+import json
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def force(value):
+    """Consumes pydantic's lazy iterators so every nested item is validated."""
+    if isinstance(value, dict):
+        return {k: force(v) for k, v in value.items()}
+    if isinstance(value, (str, bytes, int, float, bool)) or value is None:
+        return value
+    try:
+        return [force(v) for v in value]
+    except TypeError:
+        return value
+
+
+def main() -> int:
+    tmp = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "target" / "tmp"
+    failures = 0
+
+    import jsonschema
+
+    schema = json.loads(
+        (ROOT / "tests/fixtures/openai/create-chat-completion-request.schema.json").read_text()
+    )
+    validator = jsonschema.Draft202012Validator(schema)
+    openai = json.loads((tmp / "requests-openai.json").read_text())
+    for i, body in enumerate(openai):
+        for error in validator.iter_errors(body):
+            failures += 1
+            print(f"openai request {i}: {error.json_path}: {error.message[:300]}")
+    print(f"openai: {len(openai)} request bodies checked against OpenAI's OpenAPI description")
+
+    from pydantic import TypeAdapter
+    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+    import anthropic
+
+    adapter = TypeAdapter(MessageCreateParamsNonStreaming)
+    bodies = json.loads((tmp / "requests-anthropic.json").read_text())
+    for i, body in enumerate(bodies):
+        try:
+            force(adapter.validate_python(body))
+        except Exception as e:  # pydantic.ValidationError
+            failures += 1
+            print(f"anthropic request {i}: {str(e)[:600]}")
+    print(f"anthropic: {len(bodies)} request bodies checked against the anthropic SDK {anthropic.__version__} types")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
