@@ -144,7 +144,7 @@ async fn run_command(root: &std::path::Path, flags: &FlagLayer) -> Exit {
         Err(e) => return run_error(&e),
     };
     let settings = &ctx.inputs.settings;
-    if settings.verbosity != Verbosity::Quiet {
+    if settings.output.verbosity != Verbosity::Quiet {
         eprintln!(
             "qa-loop: {} — report: {}",
             r.outcome.verdict(),
@@ -157,7 +157,7 @@ async fn run_command(root: &std::path::Path, flags: &FlagLayer) -> Exit {
         eprintln!("qa-loop: cannot write the step outputs or summary: {e}");
     }
     match r.outcome.exit() {
-        Exit::NotApproved if !settings.fail_on_reject => {
+        Exit::NotApproved if !settings.output.fail_on_reject => {
             eprintln!(
                 "qa-loop: not approved; fail-on-reject is false, so the step succeeds (the check run reports the verdict)"
             );
@@ -308,9 +308,10 @@ fn status_cmd(root: &std::path::Path, flags: &FlagLayer, json: bool) -> Exit {
     let (path, file) = loaded.map_or((None, config::ConfigFile::default()), |(p, f)| (Some(p), f));
     let settings = config::Settings::resolve(root, flags, path.as_deref(), &file, |_| None);
     let source = settings
+        .paths
         .plan
         .clone()
-        .unwrap_or_else(|| settings.out_dir.join(crate::report::files::RESULT));
+        .unwrap_or_else(|| settings.paths.out_dir.join(crate::report::files::RESULT));
     if !source.exists() {
         return bad_input(&InputError::file(
             &source,
@@ -321,8 +322,8 @@ fn status_cmd(root: &std::path::Path, flags: &FlagLayer, json: bool) -> Exit {
         Ok(t) => t,
         Err(e) => return bad_input(&e),
     };
-    let matcher = Matcher::new(settings.similarity_threshold);
-    match status::from_text(&source, &text, &matcher, settings.recurring_threshold) {
+    let matcher = Matcher::new(settings.rules.similarity_threshold);
+    match status::from_text(&source, &text, &matcher, settings.rules.recurring_threshold) {
         Ok(view) => {
             if json {
                 println!(
@@ -343,17 +344,17 @@ fn validate_view(inputs: &config::Inputs, json: bool) -> String {
     let st = &inputs.strategy;
     if json {
         let v = serde_json::json!({
-            "config": s.config_path,
-            "plan": s.plan,
-            "spec": s.spec,
-            "out_dir": s.out_dir,
-            "mode": s.mode,
-            "max_iterations": s.max_iterations,
-            "max_consecutive_errors": s.max_consecutive_errors,
-            "recurring_threshold": s.recurring_threshold,
-            "similarity_threshold": s.similarity_threshold,
-            "min_score": s.min_score,
-            "provider": s.provider,
+            "config": s.paths.config_path,
+            "plan": s.paths.plan,
+            "spec": s.paths.spec,
+            "out_dir": s.paths.out_dir,
+            "mode": s.rules.mode,
+            "max_iterations": s.rules.max_iterations,
+            "max_consecutive_errors": s.rules.max_consecutive_errors,
+            "recurring_threshold": s.rules.recurring_threshold,
+            "similarity_threshold": s.rules.similarity_threshold,
+            "min_score": s.rules.min_score,
+            "provider": s.models.provider,
             "models": crate::run::provider::resolved_models(s)
                 .into_iter()
                 .map(|(role, model, price)| {
@@ -371,9 +372,9 @@ fn validate_view(inputs: &config::Inputs, json: bool) -> String {
     };
     out.push_str(&format!(
         "config: {}\nplan:   {}\nspec:   {}\n\n",
-        show(&s.config_path),
-        show(&s.plan),
-        show(&s.spec)
+        show(&s.paths.config_path),
+        show(&s.paths.plan),
+        show(&s.paths.spec)
     ));
     for (role, model, price) in crate::run::provider::resolved_models(s) {
         let Some(model) = model else { continue };
@@ -481,16 +482,17 @@ fn validate_view(inputs: &config::Inputs, json: bool) -> String {
     }
     out.push_str(&format!(
         "\nloop: mode {}, max {} iterations, {} consecutive errors, recurring threshold {}, similarity {}, min score {}\n",
-        serde_json::to_value(s.mode).unwrap().as_str().unwrap_or(""),
-        s.max_iterations,
-        s.max_consecutive_errors,
-        s.recurring_threshold,
-        s.similarity_threshold,
-        s.min_score
+        serde_json::to_value(s.rules.mode).unwrap().as_str().unwrap_or(""),
+        s.rules.max_iterations,
+        s.rules.max_consecutive_errors,
+        s.rules.recurring_threshold,
+        s.rules.similarity_threshold,
+        s.rules.min_score
     ));
     out.push_str(&format!(
         "provider: {}\n",
-        s.provider
+        s.models
+            .provider
             .map_or("(none)".to_string(), |p| serde_json::to_value(p)
                 .unwrap()
                 .as_str()

@@ -52,12 +52,12 @@ pub fn load_inputs_as(root: &Path, flags: &FlagLayer, trusted: bool) -> Result<I
         env_vars::var,
         widen,
     );
-    let plan_layer = match &settings.plan {
+    let plan_layer = match &settings.paths.plan {
         Some(p) if !p.exists() => return Err(InputError::file(p, "plan file not found")),
         Some(p) => load::load_plan_strategy(p)?,
         None => file::StrategyLayer::default(),
     };
-    let spec_criteria = match &settings.spec {
+    let spec_criteria = match &settings.paths.spec {
         Some(p) if !p.exists() => return Err(InputError::file(p, "spec file not found")),
         Some(p) => load::load_spec_criteria(p)?,
         None => Vec::new(),

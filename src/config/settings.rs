@@ -225,37 +225,81 @@ pub enum Verbosity {
     Verbose,
 }
 
-/// Every run setting, resolved.
+/// Every run setting, resolved, by concern.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    pub paths: Paths,
+    pub rules: Rules,
+    pub models: Models,
+    pub limits: Limits,
+    pub publish: Publish,
+    pub trust: TrustSettings,
+    pub children: Children,
+    pub output: Output,
+}
+
+/// Where the run reads and writes.
+#[derive(Debug, Clone)]
+pub struct Paths {
     /// The repository root (the working directory).
     pub root: PathBuf,
     pub config_path: Option<PathBuf>,
     pub plan: Option<PathBuf>,
     pub spec: Option<PathBuf>,
     pub out_dir: PathBuf,
+}
+
+/// The loop's rules.
+#[derive(Debug, Clone)]
+pub struct Rules {
     pub mode: Mode,
     pub max_iterations: u32,
     pub max_consecutive_errors: u32,
     pub recurring_threshold: u32,
     pub similarity_threshold: f64,
     pub min_score: u8,
+}
+
+/// The model service and its models.
+#[derive(Debug, Clone)]
+pub struct Models {
     pub provider: Option<ProviderKind>,
     pub reviewer_model: Option<String>,
     pub fixer_model: Option<String>,
     pub base_url: Option<String>,
     pub api_key: Option<Secret>,
-    pub max_cost_usd: Option<f64>,
-    pub max_tokens: Option<u64>,
-    /// Tool calls per model answer and per iteration.
-    pub tool_caps: crate::agents::ToolCaps,
-    pub run_timeout: Option<Duration>,
-    pub replay_session: Option<PathBuf>,
     /// Retries and time limits of model requests.
     pub model_retry: crate::retry::RetryPolicy,
     /// Prices from the config, over the built-in table.
     pub prices: crate::llm::pricing::Prices,
-    pub fixer_command: Option<String>,
+    pub replay_session: Option<PathBuf>,
+}
+
+/// What a run may spend.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub max_cost_usd: Option<f64>,
+    pub max_tokens: Option<u64>,
+    pub run_timeout: Option<Duration>,
+    /// Tool calls per model answer and per iteration.
+    pub tool_caps: crate::agents::ToolCaps,
+}
+
+/// How the run shows on a pull request (SPEC §3.3 inputs).
+#[derive(Debug, Clone)]
+pub struct Publish {
+    /// GitHub presentation (SPEC §3.3 inputs).
+    pub check_name: String,
+    pub comment: CommentMode,
+    pub error_conclusion: ErrorConclusion,
+    pub escalation_label: String,
+    pub escalation_assignees: Vec<String>,
+    pub needs_human_label: String,
+}
+
+/// Who and what is trusted, and what the run may touch.
+#[derive(Debug, Clone)]
+pub struct TrustSettings {
     /// Bot logins whose events start a run (GitHub Actions).
     pub allowed_bots: Vec<String>,
     /// Let `pull_request_target` runs fix and push (default: review only). A flag or the
@@ -264,24 +308,28 @@ pub struct Settings {
     /// Who qa-loop posts as (`--bot-login`; a flag or the action's input only: a file in the
     /// checkout could name an attacker). `None`: found from the token.
     pub bot_login: Option<String>,
-    /// `--events-jsonl`: one JSON line per run event.
-    pub events_jsonl: Option<PathBuf>,
-    /// Exit 1 when not approved (`--fail-on-reject`, default true).
-    pub fail_on_reject: bool,
-    /// GitHub presentation (SPEC §3.3 inputs).
-    pub check_name: String,
-    pub comment: CommentMode,
-    pub error_conclusion: ErrorConclusion,
-    pub escalation_label: String,
-    pub escalation_assignees: Vec<String>,
-    pub needs_human_label: String,
-    pub allow_workflow_edits: bool,
     pub no_github: bool,
-    pub verbosity: Verbosity,
+    pub allow_workflow_edits: bool,
+}
+
+/// What child processes (test commands, `run_command`, a fixer command) get.
+#[derive(Debug, Clone)]
+pub struct Children {
+    pub fixer_command: Option<String>,
     /// `env_passthrough` patterns.
     pub env_passthrough: Vec<String>,
     /// `secret_env` patterns.
     pub secret_env: Vec<String>,
+}
+
+/// What the run prints and how it exits.
+#[derive(Debug, Clone)]
+pub struct Output {
+    pub verbosity: Verbosity,
+    /// `--events-jsonl`: one JSON line per run event.
+    pub events_jsonl: Option<PathBuf>,
+    /// Exit 1 when not approved (`--fail-on-reject`, default true).
+    pub fail_on_reject: bool,
 }
 
 /// The defaults of SPEC §2.
@@ -300,9 +348,11 @@ impl Settings {
     /// What child processes (test commands, `run_command`) may see of the environment: never the
     /// API key in use nor the LLM key variables' values, under any name.
     pub fn env_policy(&self) -> env_vars::EnvPolicy {
-        let mut policy =
-            env_vars::EnvPolicy::new(self.env_passthrough.clone(), self.secret_env.clone());
-        if let Some(key) = &self.api_key {
+        let mut policy = env_vars::EnvPolicy::new(
+            self.children.env_passthrough.clone(),
+            self.children.secret_env.clone(),
+        );
+        if let Some(key) = &self.models.api_key {
             policy.hide_value(key.expose());
         }
         let vars = env_vars::vars();
@@ -375,137 +425,153 @@ impl Settings {
             .filter(|k| !k.is_empty())
             .map(Secret::new);
         Settings {
-            root: root.to_path_buf(),
-            config_path: config_path.map(Path::to_path_buf),
-            plan: flags.plan.clone().or_else(|| file.plan.as_ref().map(rel)),
-            spec: flags.spec.clone().or_else(|| file.spec.as_ref().map(rel)),
-            out_dir: flags
-                .out_dir
-                .clone()
-                .or_else(|| file.out_dir.as_ref().map(rel))
-                .unwrap_or_else(|| root.join(defaults::OUT_DIR)),
-            mode: flags.mode.or(file.mode).unwrap_or(Mode::Fix),
-            max_iterations: flags
-                .max_iterations
-                .or(file.max_iterations)
-                .unwrap_or(defaults::MAX_ITERATIONS),
-            max_consecutive_errors: flags
-                .max_consecutive_errors
-                .or(file.max_consecutive_errors)
-                .unwrap_or(defaults::MAX_CONSECUTIVE_ERRORS),
-            recurring_threshold: flags
-                .recurring_threshold
-                .or(file.recurring_threshold)
-                .unwrap_or(defaults::RECURRING_THRESHOLD),
-            similarity_threshold: flags
-                .similarity_threshold
-                .or(file.similarity_threshold)
-                .unwrap_or(defaults::SIMILARITY_THRESHOLD),
-            min_score: flags
-                .min_score
-                .or(file.min_score)
-                .unwrap_or(defaults::MIN_SCORE),
-            provider,
-            // A model given on the command line (or env) beats any model in the file.
-            reviewer_model: first([
-                &flags.reviewer_model,
-                &flags.model,
-                &file.reviewer_model,
-                &file.model,
-            ]),
-            fixer_model: first([
-                &flags.fixer_model,
-                &flags.model,
-                &file.fixer_model,
-                &file.model,
-            ]),
-            base_url: flags.base_url.clone().or_else(|| file.base_url.clone()),
-            api_key,
-            max_cost_usd: flags.max_cost_usd.or(file.max_cost_usd),
-            max_tokens: flags.max_tokens.or(file.max_tokens),
-            tool_caps: crate::agents::ToolCaps {
-                per_turn: flags
-                    .max_tool_calls_per_turn
-                    .or(file.max_tool_calls_per_turn)
-                    .unwrap_or(defaults::MAX_TOOL_CALLS_PER_TURN),
-                per_iteration: flags
-                    .max_tool_calls_per_iteration
-                    .or(file.max_tool_calls_per_iteration)
-                    .unwrap_or(defaults::MAX_TOOL_CALLS_PER_ITERATION),
+            paths: Paths {
+                root: root.to_path_buf(),
+                config_path: config_path.map(Path::to_path_buf),
+                plan: flags.plan.clone().or_else(|| file.plan.as_ref().map(rel)),
+                spec: flags.spec.clone().or_else(|| file.spec.as_ref().map(rel)),
+                out_dir: flags
+                    .out_dir
+                    .clone()
+                    .or_else(|| file.out_dir.as_ref().map(rel))
+                    .unwrap_or_else(|| root.join(defaults::OUT_DIR)),
             },
-            run_timeout: flags.timeout.or(file.run_timeout.map(|d| d.0)),
-            replay_session: flags
-                .replay_session
-                .clone()
-                .or_else(|| file.replay_session.as_ref().map(rel)),
-            model_retry: {
-                let d = crate::retry::RetryPolicy::default();
-                crate::retry::RetryPolicy {
-                    retries: file.model_retries.unwrap_or(d.retries),
-                    backoff: file.model_retry_backoff.map_or(d.backoff, |b| b.0),
-                    max_wait: d.max_wait,
-                    timeout: file.model_timeout.map_or(d.timeout, |t| t.0),
-                }
+            rules: Rules {
+                mode: flags.mode.or(file.mode).unwrap_or(Mode::Fix),
+                max_iterations: flags
+                    .max_iterations
+                    .or(file.max_iterations)
+                    .unwrap_or(defaults::MAX_ITERATIONS),
+                max_consecutive_errors: flags
+                    .max_consecutive_errors
+                    .or(file.max_consecutive_errors)
+                    .unwrap_or(defaults::MAX_CONSECUTIVE_ERRORS),
+                recurring_threshold: flags
+                    .recurring_threshold
+                    .or(file.recurring_threshold)
+                    .unwrap_or(defaults::RECURRING_THRESHOLD),
+                similarity_threshold: flags
+                    .similarity_threshold
+                    .or(file.similarity_threshold)
+                    .unwrap_or(defaults::SIMILARITY_THRESHOLD),
+                min_score: flags
+                    .min_score
+                    .or(file.min_score)
+                    .unwrap_or(defaults::MIN_SCORE),
             },
-            prices: crate::llm::pricing::Prices::new(file.prices.clone().unwrap_or_default()),
-            fixer_command: flags
-                .fixer_command
-                .clone()
-                .or_else(|| file.fixer_command.clone())
-                .filter(|c| !c.trim().is_empty()),
-            allowed_bots: match &flags.allowed_bots {
-                Some(list) => list
+            models: Models {
+                provider,
+                // A model given on the command line (or env) beats any model in the file.
+                reviewer_model: first([
+                    &flags.reviewer_model,
+                    &flags.model,
+                    &file.reviewer_model,
+                    &file.model,
+                ]),
+                fixer_model: first([
+                    &flags.fixer_model,
+                    &flags.model,
+                    &file.fixer_model,
+                    &file.model,
+                ]),
+                base_url: flags.base_url.clone().or_else(|| file.base_url.clone()),
+                api_key,
+                model_retry: {
+                    let d = crate::retry::RetryPolicy::default();
+                    crate::retry::RetryPolicy {
+                        retries: file.model_retries.unwrap_or(d.retries),
+                        backoff: file.model_retry_backoff.map_or(d.backoff, |b| b.0),
+                        max_wait: d.max_wait,
+                        timeout: file.model_timeout.map_or(d.timeout, |t| t.0),
+                    }
+                },
+                prices: crate::llm::pricing::Prices::new(file.prices.clone().unwrap_or_default()),
+                replay_session: flags
+                    .replay_session
+                    .clone()
+                    .or_else(|| file.replay_session.as_ref().map(rel)),
+            },
+            limits: Limits {
+                max_cost_usd: flags.max_cost_usd.or(file.max_cost_usd),
+                max_tokens: flags.max_tokens.or(file.max_tokens),
+                run_timeout: flags.timeout.or(file.run_timeout.map(|d| d.0)),
+                tool_caps: crate::agents::ToolCaps {
+                    per_turn: flags
+                        .max_tool_calls_per_turn
+                        .or(file.max_tool_calls_per_turn)
+                        .unwrap_or(defaults::MAX_TOOL_CALLS_PER_TURN),
+                    per_iteration: flags
+                        .max_tool_calls_per_iteration
+                        .or(file.max_tool_calls_per_iteration)
+                        .unwrap_or(defaults::MAX_TOOL_CALLS_PER_ITERATION),
+                },
+            },
+            publish: Publish {
+                check_name: flags
+                    .check_name
+                    .clone()
+                    .filter(|n| !n.trim().is_empty())
+                    .unwrap_or_else(|| "QA Loop".into()),
+                comment: flags.comment.unwrap_or(CommentMode::Sticky),
+                error_conclusion: flags.error_conclusion.unwrap_or(ErrorConclusion::Failure),
+                escalation_label: flags
+                    .escalation_label
+                    .clone()
+                    .filter(|n| !n.trim().is_empty())
+                    .unwrap_or_else(|| "qa-escalation".into()),
+                escalation_assignees: flags
+                    .escalation_assignees
+                    .as_deref()
+                    .unwrap_or_default()
                     .split(',')
-                    .map(str::trim)
-                    .filter(|b| !b.is_empty())
-                    .map(str::to_string)
+                    .map(|a| a.trim().trim_start_matches('@').to_string())
+                    .filter(|a| !a.is_empty())
                     .collect(),
-                None => file.allowed_bots.clone().unwrap_or_default(),
+                needs_human_label: flags
+                    .needs_human_label
+                    .clone()
+                    .filter(|n| !n.trim().is_empty())
+                    .unwrap_or_else(|| "qa-loop:needs-human".into()),
             },
-            allow_pull_request_target_fixes: flags.allow_pull_request_target_fixes,
-            bot_login: flags
-                .bot_login
-                .as_deref()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .map(str::to_string),
-            events_jsonl: flags.events_jsonl.clone(),
-            fail_on_reject: flags.fail_on_reject.unwrap_or(true),
-            check_name: flags
-                .check_name
-                .clone()
-                .filter(|n| !n.trim().is_empty())
-                .unwrap_or_else(|| "QA Loop".into()),
-            comment: flags.comment.unwrap_or(CommentMode::Sticky),
-            error_conclusion: flags.error_conclusion.unwrap_or(ErrorConclusion::Failure),
-            escalation_label: flags
-                .escalation_label
-                .clone()
-                .filter(|n| !n.trim().is_empty())
-                .unwrap_or_else(|| "qa-escalation".into()),
-            escalation_assignees: flags
-                .escalation_assignees
-                .as_deref()
-                .unwrap_or_default()
-                .split(',')
-                .map(|a| a.trim().trim_start_matches('@').to_string())
-                .filter(|a| !a.is_empty())
-                .collect(),
-            needs_human_label: flags
-                .needs_human_label
-                .clone()
-                .filter(|n| !n.trim().is_empty())
-                .unwrap_or_else(|| "qa-loop:needs-human".into()),
-            allow_workflow_edits: file.allow_workflow_edits.unwrap_or(false),
-            env_passthrough: file.env_passthrough.clone().unwrap_or_default(),
-            secret_env: file.secret_env.clone().unwrap_or_default(),
-            no_github: flags.no_github,
-            verbosity: if flags.quiet {
-                Verbosity::Quiet
-            } else if flags.verbose {
-                Verbosity::Verbose
-            } else {
-                Verbosity::Normal
+            trust: TrustSettings {
+                allowed_bots: match &flags.allowed_bots {
+                    Some(list) => list
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|b| !b.is_empty())
+                        .map(str::to_string)
+                        .collect(),
+                    None => file.allowed_bots.clone().unwrap_or_default(),
+                },
+                allow_pull_request_target_fixes: flags.allow_pull_request_target_fixes,
+                bot_login: flags
+                    .bot_login
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .map(str::to_string),
+                no_github: flags.no_github,
+                allow_workflow_edits: file.allow_workflow_edits.unwrap_or(false),
+            },
+            children: Children {
+                fixer_command: flags
+                    .fixer_command
+                    .clone()
+                    .or_else(|| file.fixer_command.clone())
+                    .filter(|c| !c.trim().is_empty()),
+                env_passthrough: file.env_passthrough.clone().unwrap_or_default(),
+                secret_env: file.secret_env.clone().unwrap_or_default(),
+            },
+            output: Output {
+                verbosity: if flags.quiet {
+                    Verbosity::Quiet
+                } else if flags.verbose {
+                    Verbosity::Verbose
+                } else {
+                    Verbosity::Normal
+                },
+                events_jsonl: flags.events_jsonl.clone(),
+                fail_on_reject: flags.fail_on_reject.unwrap_or(true),
             },
         }
     }
@@ -568,9 +634,9 @@ mod tests {
         ];
         for c in cases {
             let s = Settings::resolve(Path::new("/repo"), &c.flags, None, &c.file, |_| None);
-            assert_eq!(s.max_iterations, c.want_iterations, "{}", c.comment);
-            assert_eq!(s.min_score, c.want_min_score, "{}", c.comment);
-            assert_eq!(s.mode, c.want_mode, "{}", c.comment);
+            assert_eq!(s.rules.max_iterations, c.want_iterations, "{}", c.comment);
+            assert_eq!(s.rules.min_score, c.want_min_score, "{}", c.comment);
+            assert_eq!(s.rules.mode, c.want_mode, "{}", c.comment);
         }
     }
 
@@ -583,7 +649,7 @@ mod tests {
             &file(),
             |name| (name == "ANTHROPIC_API_KEY").then(|| "sk-ant-canary".to_string()),
         );
-        let key = s.api_key.clone().expect("key from env");
+        let key = s.models.api_key.clone().expect("key from env");
         assert_eq!(key.expose(), "sk-ant-canary");
         assert!(!format!("{s:?}").contains("canary"));
     }
@@ -601,12 +667,18 @@ mod tests {
         };
         let s = Settings::resolve(Path::new("/r"), &flags, None, &f, |_| None);
         assert_eq!(
-            (s.reviewer_model.as_deref(), s.fixer_model.as_deref()),
+            (
+                s.models.reviewer_model.as_deref(),
+                s.models.fixer_model.as_deref()
+            ),
             (Some("cli"), Some("cli"))
         );
         let s = Settings::resolve(Path::new("/r"), &FlagLayer::default(), None, &f, |_| None);
         assert_eq!(
-            (s.reviewer_model.as_deref(), s.fixer_model.as_deref()),
+            (
+                s.models.reviewer_model.as_deref(),
+                s.models.fixer_model.as_deref()
+            ),
             (Some("file-reviewer"), Some("file"))
         );
     }
@@ -620,7 +692,7 @@ mod tests {
         let s = Settings::resolve(Path::new("/repo"), &FlagLayer::default(), None, &f, |_| {
             None
         });
-        assert_eq!(s.plan.unwrap(), PathBuf::from("/repo/plan.json"));
-        assert_eq!(s.out_dir, PathBuf::from("/repo/.qa-loop"));
+        assert_eq!(s.paths.plan.unwrap(), PathBuf::from("/repo/plan.json"));
+        assert_eq!(s.paths.out_dir, PathBuf::from("/repo/.qa-loop"));
     }
 }

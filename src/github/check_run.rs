@@ -33,8 +33,8 @@ impl CheckRun {
             gh,
             repo: target.repo.clone(),
             head_sha: target.head_sha.clone(),
-            name: settings.check_name.clone(),
-            on_error: settings.error_conclusion,
+            name: settings.publish.check_name.clone(),
+            on_error: settings.publish.error_conclusion,
             id: None,
             denied: false,
         }

@@ -46,9 +46,9 @@ impl EscalationIssue {
             pr,
             identity,
             settings: Escalation {
-                label: settings.escalation_label.clone(),
-                needs_human: settings.needs_human_label.clone(),
-                assignees: settings.escalation_assignees.clone(),
+                label: settings.publish.escalation_label.clone(),
+                needs_human: settings.publish.needs_human_label.clone(),
+                assignees: settings.publish.escalation_assignees.clone(),
             },
         }
     }

@@ -79,7 +79,7 @@ pub async fn prepare(
     register_secrets(&inputs, origin.as_deref());
     if let Some(o) = &origin
         && let crate::github::event::Decision::Skip(why) =
-            crate::github::event::decide_sender(&o.event, &inputs.settings.allowed_bots)
+            crate::github::event::decide_sender(&o.event, &inputs.settings.trust.allowed_bots)
     {
         return Ok(Prepared::Skip(why));
     }
@@ -91,7 +91,7 @@ pub async fn prepare(
     }
     let settings = &inputs.settings;
     let pr = match origin {
-        Some(o) if !settings.no_github => pr_run(o, &inputs, &trust).await,
+        Some(o) if !settings.trust.no_github => pr_run(o, &inputs, &trust).await,
         _ => None,
     };
     let base_ref = actions.and_then(|a| a.base_ref.as_deref());
@@ -142,13 +142,13 @@ fn register_secrets(inputs: &Inputs, origin: Option<&Origin>) {
     let vars = config::env_vars::vars();
     crate::secrets::register(crate::secrets::of_env(
         vars.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-        &inputs.settings.secret_env,
+        &inputs.settings.children.secret_env,
     ));
-    if let Some(key) = &inputs.settings.api_key {
+    if let Some(key) = &inputs.settings.models.api_key {
         crate::secrets::register([key.expose().to_string()]);
     }
     let Some(o) = origin else { return };
-    let key = inputs.settings.api_key.as_ref();
+    let key = inputs.settings.models.api_key.as_ref();
     for t in [key, o.token.as_ref(), o.env.push_token.as_ref()]
         .into_iter()
         .flatten()
@@ -188,9 +188,10 @@ async fn pr_run(origin: Box<Origin>, inputs: &Inputs, trust: &Trust) -> Option<P
         actor: origin.event.sender.login.clone(),
         base_ref: pr.base_ref,
     };
-    let push =
-        (settings.mode == config::Mode::Fix && trust.is_trusted() && !target.head_ref.is_empty())
-            .then(|| push_plan(&origin, &target));
+    let push = (settings.rules.mode == config::Mode::Fix
+        && trust.is_trusted()
+        && !target.head_ref.is_empty())
+    .then(|| push_plan(&origin, &target));
     let wants_signoff = command == Some(event::QaCommand::Approve)
         && (inputs.strategy.human_signoff_required
             || inputs
@@ -234,8 +235,9 @@ fn push_plan(origin: &Origin, target: &Target) -> PushPlan {
 /// conversation scenarios left for a human (`approval_mode: manual`).
 async fn signoff(origin: &Origin, target: &Target, settings: &config::Settings) -> Option<String> {
     let token = origin.token.clone()?;
-    let gh = crate::github::client::GitHub::new(&origin.env.api_url, token, settings.model_retry)
-        .ok()?;
+    let gh =
+        crate::github::client::GitHub::new(&origin.env.api_url, token, settings.models.model_retry)
+            .ok()?;
     let login = target.actor.clone();
     if crate::github::origin::can_write(&gh, &target.repo, &login).await {
         tracing::info!(login, "signed off by /qa approve");

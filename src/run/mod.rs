@@ -67,11 +67,11 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
     let provider = provider::provider(settings, Some(&ctx.cancel))?;
     let meter = RefCell::new(
         Meter::new(
-            settings.max_tokens,
-            settings.max_cost_usd,
+            settings.limits.max_tokens,
+            settings.limits.max_cost_usd,
             deadline(settings),
         )
-        .with_prices(settings.prices.clone()),
+        .with_prices(settings.models.prices.clone()),
     );
     if let Err(e) = ctx.cancel.on_signals() {
         tracing::warn!("cannot watch SIGINT/SIGTERM: {e}");
@@ -81,8 +81,8 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
         provider: provider.as_ref(),
         tools: toolbox(ctx, &launcher)?,
         meter: &meter,
-        calls: crate::agents::ToolCalls::new(settings.tool_caps),
-        root: settings.root.clone(),
+        calls: crate::agents::ToolCalls::new(settings.limits.tool_caps),
+        root: settings.paths.root.clone(),
         groups: ctx.groups,
     };
     let omitted = RefCell::new(Vec::new());
@@ -92,19 +92,19 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
     let mut sinks = Sinks::default();
     sinks.add(sinks::log::Log);
     sinks.add(sinks::files::ReportFiles {
-        out_dir: settings.out_dir.clone(),
-        plan: settings.plan.clone(),
+        out_dir: settings.paths.out_dir.clone(),
+        plan: settings.paths.plan.clone(),
         strategy: &ctx.inputs.strategy,
         meter: &meter,
         omitted: &omitted,
-        replayed: settings.provider == Some(crate::config::ProviderKind::Replay),
+        replayed: settings.models.provider == Some(crate::config::ProviderKind::Replay),
         fixes: Vec::new(),
     });
     let state = match &ctx.pr {
         Some(pr) => pr_sinks(ctx, pr, &mut sinks).await,
         None => CrossRunState::default(),
     };
-    if let Some(path) = &settings.events_jsonl {
+    if let Some(path) = &settings.output.events_jsonl {
         let jsonl = sinks::events_jsonl::EventsJsonl::create(path)
             .map_err(|e| RunError::Io(format!("cannot write {}: {e}", path.display())))?;
         sinks.add(jsonl);
@@ -132,16 +132,17 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
 }
 
 fn deadline(settings: &Settings) -> Option<Instant> {
-    settings.run_timeout.map(|t| Instant::now() + t)
+    settings.limits.run_timeout.map(|t| Instant::now() + t)
 }
 
 /// The agents' tools, confined to the repository; without `run_command` for untrusted code.
 fn toolbox(ctx: &RunContext, launcher: &Launcher) -> Result<ToolBox, RunError> {
     let settings = &ctx.inputs.settings;
-    let root = &settings.root;
-    let protected = crate::tools::protected_paths(&settings.out_dir, settings.plan.as_ref());
-    let confinement =
-        Confinement::new(root, settings.allow_workflow_edits, &protected).map_err(|e| {
+    let root = &settings.paths.root;
+    let protected =
+        crate::tools::protected_paths(&settings.paths.out_dir, settings.paths.plan.as_ref());
+    let confinement = Confinement::new(root, settings.trust.allow_workflow_edits, &protected)
+        .map_err(|e| {
             RunError::Io(format!(
                 "cannot open the repository at {}: {e}",
                 root.display()
@@ -158,7 +159,7 @@ fn toolbox(ctx: &RunContext, launcher: &Launcher) -> Result<ToolBox, RunError> {
 /// A prompt: the repository's override when the run is trusted, else the built-in one.
 fn prompt(ctx: &RunContext, p: Prompt) -> String {
     if ctx.trust.is_trusted() {
-        p.load(&ctx.inputs.settings.root)
+        p.load(&ctx.inputs.settings.paths.root)
     } else {
         p.builtin().to_string()
     }
@@ -172,7 +173,7 @@ fn reviewer<'a>(
     AgentReviewer {
         shared,
         strategy: &ctx.inputs.strategy,
-        model: ctx.inputs.settings.reviewer_model.clone(),
+        model: ctx.inputs.settings.models.reviewer_model.clone(),
         system: prompt(ctx, Prompt::Reviewer),
         omitted_files: omitted,
         conversation: Vec::new(),
@@ -185,10 +186,10 @@ fn fixer<'a>(ctx: &RunContext, shared: &'a Shared<'a>, launcher: &Launcher) -> A
     let settings = &ctx.inputs.settings;
     AgentFixer {
         shared,
-        model: settings.fixer_model.clone(),
+        model: settings.models.fixer_model.clone(),
         system: prompt(ctx, Prompt::Fixer),
-        out_dir: settings.out_dir.clone(),
-        command: settings.fixer_command.clone(),
+        out_dir: settings.paths.out_dir.clone(),
+        command: settings.children.fixer_command.clone(),
         launcher: launcher.clone(),
         deadline: deadline(settings),
     }
@@ -202,10 +203,10 @@ fn verifier<'a>(
 ) -> RepoVerifier<'a> {
     let settings = &ctx.inputs.settings;
     let strategy = &ctx.inputs.strategy;
-    let root = settings.root.clone();
+    let root = settings.paths.root.clone();
     let mut verifier =
         crate::verify::Verifier::new(strategy.clone(), root.clone(), launcher.clone())
-            .with_logs(settings.out_dir.join(files::LOGS_DIR))
+            .with_logs(settings.paths.out_dir.join(files::LOGS_DIR))
             .with_diff_base(ctx.diff_base.clone(), own_paths(settings));
     verifier.set_signoff(ctx.pr.as_ref().and_then(|p| p.signoff.clone()));
     RepoVerifier {
@@ -218,14 +219,14 @@ fn verifier<'a>(
                 config,
                 judge: crate::conversations::judge::Judge {
                     provider,
-                    model: settings.reviewer_model.clone(),
+                    model: settings.models.reviewer_model.clone(),
                     system: prompt(ctx, Prompt::Judge),
                     meter,
                 },
                 launcher: launcher.clone(),
                 root,
             }),
-        log_dir: settings.out_dir.join(files::LOGS_DIR),
+        log_dir: settings.paths.out_dir.join(files::LOGS_DIR),
         groups: ctx.groups,
         passes: 0,
     }
@@ -239,13 +240,13 @@ async fn pr_sinks<'a>(ctx: &'a RunContext, pr: &'a PrRun, sinks: &mut Sinks<'a>)
     let settings = &ctx.inputs.settings;
     let (origin, target) = (&pr.origin, &pr.target);
     let token = origin.token.clone().expect("a PR run has a token");
-    let Ok(gh) = GitHub::new(&origin.env.api_url, token, settings.model_retry) else {
+    let Ok(gh) = GitHub::new(&origin.env.api_url, token, settings.models.model_retry) else {
         return CrossRunState::default();
     };
-    let identity = Identity::new(gh.clone(), settings.bot_login.clone());
+    let identity = Identity::new(gh.clone(), settings.trust.bot_login.clone());
     let mut check = CheckRun::new(gh.clone(), target, settings);
     check.start().await;
-    let enabled = settings.comment == crate::config::settings::CommentMode::Sticky;
+    let enabled = settings.publish.comment == crate::config::settings::CommentMode::Sticky;
     let mut comment = StickyComment::new(
         gh.clone(),
         &target.repo,
@@ -266,11 +267,11 @@ async fn pr_sinks<'a>(ctx: &'a RunContext, pr: &'a PrRun, sinks: &mut Sinks<'a>)
     sinks.add(sinks::escalation::EscalationSink {
         issue: EscalationIssue::new(gh.clone(), &target.repo, target.pr, identity, settings),
         prior: state.escalation_issue,
-        out_dir: settings.out_dir.clone(),
+        out_dir: settings.paths.out_dir.clone(),
     });
     sinks.add(sinks::check_run::CheckRunSink {
         check,
-        root: settings.root.clone(),
+        root: settings.paths.root.clone(),
         diff_base: ctx.diff_base.clone(),
     });
     sinks.add(sinks::comment::CommentSink {
@@ -288,12 +289,12 @@ async fn pusher<'a>(
     gh: crate::github::client::GitHub,
 ) -> Option<sinks::pusher::Push<'a>> {
     let settings = &ctx.inputs.settings;
-    let root = &settings.root;
+    let root = &settings.paths.root;
     let plan = pr.push.as_ref()?;
     let pusher = crate::github::push::Pusher::start(
         root,
         own_paths(settings),
-        settings.allow_workflow_edits,
+        settings.trust.allow_workflow_edits,
     )
     .await
     .map_err(|e| tracing::warn!("cannot prepare to push fixes: {e}"))
@@ -347,7 +348,7 @@ fn result(
     if let Some(e) = products.write_error {
         return Err(RunError::Io(format!(
             "cannot write the reports to {}: {e}",
-            settings.out_dir.display()
+            settings.paths.out_dir.display()
         )));
     }
     Ok(RunResult {
@@ -356,19 +357,19 @@ fn result(
         commits_pushed: products.commits_pushed,
         report_path: products
             .report_path
-            .unwrap_or_else(|| settings.out_dir.join(files::REPORT)),
-        out_dir: settings.out_dir.clone(),
+            .unwrap_or_else(|| settings.paths.out_dir.join(files::REPORT)),
+        out_dir: settings.paths.out_dir.clone(),
     })
 }
 
 /// qa-loop's own files, relative to the root (`.qa-loop/`, the plan): never pattern-checked.
 fn own_paths(settings: &Settings) -> Vec<String> {
     let mut out = Vec::new();
-    if let Ok(rel) = settings.out_dir.strip_prefix(&settings.root) {
+    if let Ok(rel) = settings.paths.out_dir.strip_prefix(&settings.paths.root) {
         out.push(format!("{}/", rel.display()));
     }
-    if let Some(plan) = &settings.plan
-        && let Ok(rel) = plan.strip_prefix(&settings.root)
+    if let Some(plan) = &settings.paths.plan
+        && let Ok(rel) = plan.strip_prefix(&settings.paths.root)
     {
         out.push(rel.display().to_string());
     }
@@ -385,11 +386,11 @@ fn policy_for(ctx: &RunContext) -> Policy {
 /// The loop's rules from the settings.
 pub fn policy(settings: &Settings) -> Policy {
     Policy {
-        max_iterations: settings.max_iterations,
-        max_consecutive_errors: settings.max_consecutive_errors,
-        recurring_threshold: settings.recurring_threshold,
-        similarity_threshold: settings.similarity_threshold,
-        min_score: settings.min_score,
-        review_only: settings.mode == crate::config::Mode::Review,
+        max_iterations: settings.rules.max_iterations,
+        max_consecutive_errors: settings.rules.max_consecutive_errors,
+        recurring_threshold: settings.rules.recurring_threshold,
+        similarity_threshold: settings.rules.similarity_threshold,
+        min_score: settings.rules.min_score,
+        review_only: settings.rules.mode == crate::config::Mode::Review,
     }
 }

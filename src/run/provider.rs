@@ -14,13 +14,13 @@ pub fn provider(
     stop: Option<&crate::cancel::Cancel>,
 ) -> Result<Box<dyn Provider>, RunError> {
     use crate::llm::{anthropic::Anthropic, http::Transport, openai::OpenAi};
-    let kind = settings.provider.ok_or_else(|| {
+    let kind = settings.models.provider.ok_or_else(|| {
         RunError::Usage(
             "no model provider configured: pass --provider (or set QA_LOOP_PROVIDER / `provider:` in the config)".into(),
         )
     })?;
     if kind == ProviderKind::Replay {
-        let path = settings.replay_session.as_ref().ok_or_else(|| {
+        let path = settings.models.replay_session.as_ref().ok_or_else(|| {
             RunError::Usage(
                 "--provider replay needs --replay-session PATH (or `replay_session:` in the config)"
                     .into(),
@@ -31,7 +31,7 @@ pub fn provider(
         }
         return Ok(Box::new(ReplayProvider::load(path)?));
     }
-    let key = settings.api_key.clone();
+    let key = settings.models.api_key.clone();
     let need_key = |var: &str| {
         RunError::Usage(format!(
             "no API key for --provider {}: set {var} (or QA_LOOP_API_KEY, or pass --api-key)",
@@ -40,11 +40,16 @@ pub fn provider(
     };
     let default_model = default_model(kind);
     let models = models(settings, kind, default_model)?;
-    let transport = Transport::new(settings.model_retry, key.clone())
+    let transport = Transport::new(settings.models.model_retry, key.clone())
         .map_err(|e| RunError::Usage(e.to_string()))?
-        .with_deadline(settings.run_timeout.map(|t| std::time::Instant::now() + t))
+        .with_deadline(
+            settings
+                .limits
+                .run_timeout
+                .map(|t| std::time::Instant::now() + t),
+        )
         .with_stop(stop.cloned());
-    let base_url = settings.base_url.as_deref();
+    let base_url = settings.models.base_url.as_deref();
     Ok(match kind {
         ProviderKind::Anthropic => Box::new(Anthropic::new(
             transport,
@@ -83,18 +88,23 @@ fn models<'a>(
     kind: ProviderKind,
     default_model: Option<&'a str>,
 ) -> Result<Vec<&'a str>, RunError> {
-    let models: Vec<&str> = [&settings.reviewer_model, &settings.fixer_model]
-        .into_iter()
-        .map(|m| m.as_deref().or(default_model))
-        .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| {
-            RunError::Usage(format!(
-                "--provider {} needs --model (the model name the server knows)",
-                kind.as_str()
-            ))
-        })?;
-    if settings.max_cost_usd.is_some()
-        && let Some(m) = models.iter().find(|m| settings.prices.of(m).is_none())
+    let models: Vec<&str> = [
+        &settings.models.reviewer_model,
+        &settings.models.fixer_model,
+    ]
+    .into_iter()
+    .map(|m| m.as_deref().or(default_model))
+    .collect::<Option<Vec<_>>>()
+    .ok_or_else(|| {
+        RunError::Usage(format!(
+            "--provider {} needs --model (the model name the server knows)",
+            kind.as_str()
+        ))
+    })?;
+    if settings.limits.max_cost_usd.is_some()
+        && let Some(m) = models
+            .iter()
+            .find(|m| settings.models.prices.of(m).is_none())
     {
         return Err(RunError::Usage(format!(
             "--max-cost-usd needs the price of model `{m}`, which the built-in table does not know: add it under `prices:` in the config (USD per million tokens: input, output)"
@@ -121,15 +131,15 @@ pub fn resolved_models(
     Option<String>,
     Option<crate::llm::pricing::Price>,
 )> {
-    let default = settings.provider.and_then(default_model);
+    let default = settings.models.provider.and_then(default_model);
     [
-        ("reviewer", &settings.reviewer_model),
-        ("fixer", &settings.fixer_model),
+        ("reviewer", &settings.models.reviewer_model),
+        ("fixer", &settings.models.fixer_model),
     ]
     .into_iter()
     .map(|(role, m)| {
         let model = m.clone().or_else(|| default.map(str::to_string));
-        let price = model.as_deref().and_then(|m| settings.prices.of(m));
+        let price = model.as_deref().and_then(|m| settings.models.prices.of(m));
         (role, model, price)
     })
     .collect()
