@@ -96,6 +96,9 @@ fn verdict(status: &str, score: u8) -> Reply {
 
 #[derive(Default)]
 struct FakeState {
+    /// Thinking blocks answered with a tool call, by the call's id: the API wants the
+    /// assistant turn of that call back starting with them, unchanged.
+    thinking: Vec<(String, Value)>,
     replies: VecDeque<Reply>,
     requests: Vec<(HeaderMap, Value)>,
     problems: Vec<String>,
@@ -189,7 +192,9 @@ async fn handle(
     let next = {
         let mut s = state.lock().unwrap();
         s.requests.push((headers.clone(), body.clone()));
-        match check_request(wire, &headers, &body) {
+        let checked =
+            check_request(wire, &headers, &body).and_then(|()| check_thinking(&s.thinking, &body));
+        match checked {
             Err(problem) => {
                 s.problems.push(problem.clone());
                 Err(problem)
@@ -219,6 +224,18 @@ async fn handle(
         }
         None => error_response(wire, 500, "the test script has no answer left", None),
         Some(Reply::Raw { status, body }) => {
+            // Remember thinking that came with tool calls (Anthropic).
+            let blocks = body["content"].as_array().cloned().unwrap_or_default();
+            let thoughts: Vec<&Value> = blocks.iter().filter(|b| b["type"] == "thinking").collect();
+            if let Some(first) = thoughts.first() {
+                let mut s = state.lock().unwrap();
+                for b in blocks.iter().filter(|b| b["type"] == "tool_use") {
+                    s.thinking.push((
+                        b["id"].as_str().unwrap_or_default().to_string(),
+                        (*first).clone(),
+                    ));
+                }
+            }
             (StatusCode::from_u16(status).unwrap(), Json(body)).into_response()
         }
         Some(Reply::Error {
@@ -312,6 +329,42 @@ fn error_response(wire: Wire, status: u16, message: &str, retry_after: Option<u6
             .insert("retry-after", s.to_string().parse().unwrap());
     }
     response
+}
+
+/// Anthropic with thinking: an assistant turn holding a tool call that came with thinking must
+/// start with that thinking block, signature intact; and `max_tokens` must exceed the budget.
+fn check_thinking(thinking: &[(String, Value)], body: &Value) -> Result<(), String> {
+    if let Some(budget) = body
+        .pointer("/thinking/budget_tokens")
+        .and_then(Value::as_u64)
+        && body["max_tokens"].as_u64().unwrap_or(0) <= budget
+    {
+        return Err("`max_tokens` must be greater than `thinking.budget_tokens`".into());
+    }
+    for (i, m) in body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let blocks = m["content"].as_array().cloned().unwrap_or_default();
+        for b in blocks.iter().filter(|b| b["type"] == "tool_use") {
+            let id = b["id"].as_str().unwrap_or_default();
+            if let Some((_, want)) = thinking.iter().find(|(t, _)| t == id) {
+                let first = blocks.first().cloned().unwrap_or_default();
+                let same = first["type"] == "thinking"
+                    && first["thinking"] == want["thinking"]
+                    && first["signature"] == want["signature"];
+                if !same {
+                    return Err(format!(
+                        "messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{}`. When `thinking` is enabled, a final `assistant` message must start with a thinking block",
+                        first["type"].as_str().unwrap_or("none")
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What the real APIs refuse with 400.
@@ -1217,7 +1270,7 @@ fn request_bodies_of_a_fix_mode_run_are_recorded_for_the_providers_schemas() {
                 verdict("approved", 90),
             ],
         );
-        let o = fake.run(dir.path(), &[]);
+        let o = fake.run(dir.path(), &["--reviewer-thinking", "2048"]);
         assert_eq!(o.status.code(), Some(0), "{wire:?}: {}", stderr(&o));
         assert_eq!(fake.problems(), Vec::<String>::new(), "{wire:?}");
         let bodies: Vec<Value> = fake.requests().into_iter().map(|(_, b)| b).collect();
@@ -1229,4 +1282,49 @@ fn request_bodies_of_a_fix_mode_run_are_recorded_for_the_providers_schemas() {
         let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
         std::fs::write(&out, serde_json::to_string_pretty(&bodies).unwrap()).unwrap();
     }
+}
+
+/// Issue 17: thinking blocks were dropped, and Anthropic refuses the next request of a tool loop
+/// unless the assistant turn starts with its thinking block, signature intact. A thinking budget
+/// per agent goes out as `thinking.budget_tokens` (output limit raised by it) / `reasoning_effort`.
+#[test]
+fn thinking_goes_back_first_with_its_signature_and_budgets_reach_the_request() {
+    let dir = tempfile::tempdir().unwrap();
+    fixed_project(dir.path());
+    let thought = Reply::Raw {
+        status: 200,
+        body: json!({
+            "id": "msg_t", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+            "content": [
+                {"type": "thinking", "thinking": "Check calc.py first.", "signature": "EqQBCkgIARABGAIiQ-sig"},
+                {"type": "tool_use", "id": "toolu_t1", "name": "read_file", "input": {"path": "calc.py"}}
+            ],
+            "stop_reason": "tool_use", "stop_sequence": null,
+            "usage": {"input_tokens": 1000, "output_tokens": 100,
+                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        }),
+    };
+    let fake = Fake::start(Wire::Anthropic, vec![thought, verdict("approved", 90)]);
+    let o = fake.run(dir.path(), &["--reviewer-thinking", "2048"]);
+    assert_eq!(fake.problems(), Vec::<String>::new());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let requests = fake.requests();
+    assert_eq!(
+        requests[0].1["thinking"],
+        json!({"type": "enabled", "budget_tokens": 2048})
+    );
+    assert_eq!(requests[0].1["max_tokens"], 8192 + 2048);
+    let turn = &requests[1].1["messages"][1];
+    assert_eq!(turn["role"], "assistant");
+    assert_eq!(
+        turn["content"][0],
+        json!({"type": "thinking", "thinking": "Check calc.py first.", "signature": "EqQBCkgIARABGAIiQ-sig"})
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    fixed_project(dir.path());
+    let fake = Fake::start(Wire::OpenAi, vec![verdict("approved", 90)]);
+    let o = fake.run(dir.path(), &["--reviewer-thinking", "20000"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(fake.requests()[0].1["reasoning_effort"], "high");
 }

@@ -31,6 +31,9 @@ fn messages_bytes(messages: &[Message]) -> usize {
             Content::Text(t) => t.len(),
             Content::ToolCall(call) => call.name.len() + call.arguments.to_string().len(),
             Content::ToolResult { content, .. } => content.len(),
+            Content::Thinking {
+                thinking, redacted, ..
+            } => thinking.len() + redacted.as_ref().map_or(0, String::len),
         })
         .sum()
 }

@@ -126,7 +126,8 @@ impl Agent<'_> {
             self.meter
                 .borrow_mut()
                 .record(&response.model, response.usage);
-            let mut content = Vec::new();
+            // Thinking first: the API wants the turn back as it was given.
+            let mut content = response.thinking.clone();
             if !response.text.is_empty() {
                 content.push(Content::Text(response.text.clone()));
             }

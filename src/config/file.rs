@@ -603,6 +603,16 @@ pub struct ConfigFile {
     #[serde(default, deserialize_with = "de_positive_u64")]
     #[schemars(range(min = 1))]
     pub max_tokens: Option<u64>,
+    /// Thinking budget of the reviewer (and the judge) in tokens, at least 1024: Anthropic's
+    /// extended thinking (`budget_tokens`), OpenAI's `reasoning_effort` (≤ 4096 low, ≤ 16384
+    /// medium, else high). Default: none (the model's default).
+    #[serde(default, deserialize_with = "de_thinking")]
+    #[schemars(range(min = 1024))]
+    pub reviewer_thinking: Option<u32>,
+    /// Thinking budget of the fixer in tokens (as `reviewer_thinking`).
+    #[serde(default, deserialize_with = "de_thinking")]
+    #[schemars(range(min = 1024))]
+    pub fixer_thinking: Option<u32>,
     /// Tool calls run per model answer; the rest are answered with an error (default 25).
     #[serde(default, deserialize_with = "de_positive")]
     #[schemars(range(min = 1))]
@@ -679,6 +689,15 @@ fn de_positive<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error>
     let v = Option::<u32>::deserialize(d)?;
     match v {
         Some(0) => Err(serde::de::Error::custom("must be at least 1")),
+        v => Ok(v),
+    }
+}
+
+fn de_thinking<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    match Option::<u32>::deserialize(d)? {
+        Some(n) if n < 1024 => Err(serde::de::Error::custom(
+            "must be at least 1024 (the smallest thinking budget the providers take)",
+        )),
         v => Ok(v),
     }
 }

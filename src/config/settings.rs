@@ -95,6 +95,14 @@ pub struct FlagLayer {
     #[arg(long, env = "QA_LOOP_MAX_TOOL_CALLS_PER_ITERATION", global = true, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tool_calls_per_iteration: Option<u32>,
+    /// Thinking budget of the reviewer (and the judge), in tokens (Anthropic extended thinking; OpenAI reasoning effort) [default: the model's]
+    #[arg(long, env = "QA_LOOP_REVIEWER_THINKING", global = true, value_name = "TOKENS",
+          value_parser = clap::value_parser!(u32).range(1024..))]
+    pub reviewer_thinking: Option<u32>,
+    /// Thinking budget of the fixer, in tokens [default: the model's]
+    #[arg(long, env = "QA_LOOP_FIXER_THINKING", global = true, value_name = "TOKENS",
+          value_parser = clap::value_parser!(u32).range(1024..))]
+    pub fixer_thinking: Option<u32>,
     /// Time limit of the whole run, e.g. 45m
     #[arg(long, env = "QA_LOOP_TIMEOUT", global = true, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
@@ -283,6 +291,8 @@ pub struct Limits {
     pub run_timeout: Option<Duration>,
     /// Tool calls per model answer and per iteration.
     pub tool_caps: crate::agents::ToolCaps,
+    /// Thinking (reasoning) budgets per agent.
+    pub thinking: crate::llm::ThinkingBudgets,
 }
 
 /// How the run shows on a pull request (SPEC §3.3 inputs).
@@ -495,6 +505,10 @@ impl Settings {
                 max_cost_usd: flags.max_cost_usd.or(file.max_cost_usd),
                 max_tokens: flags.max_tokens.or(file.max_tokens),
                 run_timeout: flags.timeout.or(file.run_timeout.map(|d| d.0)),
+                thinking: crate::llm::ThinkingBudgets {
+                    reviewer: flags.reviewer_thinking.or(file.reviewer_thinking),
+                    fixer: flags.fixer_thinking.or(file.fixer_thinking),
+                },
                 tool_caps: crate::agents::ToolCaps {
                     per_turn: flags
                         .max_tool_calls_per_turn

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::http::Transport;
-use super::types::{Content, Request, Response, Speaker, Stop, ToolCall, Usage};
+use super::types::{Content, Request, Response, Speaker, Stop, ThinkingBudgets, ToolCall, Usage};
 use super::{BoxFuture, Provider, ProviderError};
 use crate::secrets::Secret;
 
@@ -22,6 +22,7 @@ pub struct Anthropic {
     url: String,
     key: Secret,
     default_model: String,
+    thinking: ThinkingBudgets,
 }
 
 impl Anthropic {
@@ -42,7 +43,14 @@ impl Anthropic {
             url,
             key,
             default_model: default_model.unwrap_or(DEFAULT_MODEL).to_string(),
+            thinking: ThinkingBudgets::default(),
         }
+    }
+
+    /// Extended thinking per agent (`thinking.budget_tokens`; the output limit grows by it).
+    pub fn with_thinking(mut self, thinking: ThinkingBudgets) -> Self {
+        self.thinking = thinking;
+        self
     }
 }
 
@@ -57,7 +65,11 @@ impl Provider for Anthropic {
     ) -> BoxFuture<'a, Result<Response, ProviderError>> {
         Box::pin(async move {
             let model = request.model.as_deref().unwrap_or(&self.default_model);
-            let body = request_body(request, model);
+            let mut body = request_body(request, model);
+            if let Some(budget) = self.thinking.of(request.role) {
+                body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+                body["max_tokens"] = json!(MAX_OUTPUT_TOKENS + budget);
+            }
             let headers = [
                 ("x-api-key", self.key.expose().to_string()),
                 ("anthropic-version", API_VERSION.to_string()),
@@ -113,6 +125,8 @@ pub fn request_body(request: &Request, model: &str) -> Value {
         .last_mut()
         .and_then(|m| m["content"].as_array_mut())
         .and_then(|c| c.last_mut())
+        // Thinking blocks take no cache breakpoint.
+        .filter(|b| !matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking")))
     {
         block["cache_control"] = ephemeral();
     }
@@ -153,6 +167,15 @@ fn block(content: &Content) -> Option<Value> {
             }
             b
         }
+        Content::Thinking {
+            redacted: Some(data),
+            ..
+        } => json!({"type": "redacted_thinking", "data": data}),
+        Content::Thinking {
+            thinking,
+            signature,
+            ..
+        } => json!({"type": "thinking", "thinking": thinking, "signature": signature}),
     })
 }
 
@@ -198,7 +221,17 @@ pub fn parse_response(answer: &Value, model: &str) -> Result<Response, ProviderE
                     arguments: b.get("input").cloned().unwrap_or(json!({})),
                 });
             }
-            // Thinking and other blocks carry nothing the loop uses.
+            Some("thinking") => response.thinking.push(Content::Thinking {
+                thinking: b["thinking"].as_str().unwrap_or_default().to_string(),
+                signature: b["signature"].as_str().unwrap_or_default().to_string(),
+                redacted: None,
+            }),
+            Some("redacted_thinking") => response.thinking.push(Content::Thinking {
+                thinking: String::new(),
+                signature: String::new(),
+                redacted: Some(b["data"].as_str().unwrap_or_default().to_string()),
+            }),
+            // Other blocks carry nothing the loop uses.
             _ => {}
         }
     }

@@ -13,7 +13,8 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub use types::{
-    AgentRole, Content, Message, Request, Response, Speaker, Stop, ToolCall, ToolSpec, Usage,
+    AgentRole, Content, Message, Request, Response, Speaker, Stop, ThinkingBudgets, ToolCall,
+    ToolSpec, Usage,
 };
 
 /// A boxed future, so providers can be chosen at run time (`Box<dyn Provider>`).

@@ -23,6 +23,7 @@ pub struct OpenAi {
     default_model: String,
     /// `openai` or `openai-compatible` (error texts and logs).
     label: &'static str,
+    thinking: super::types::ThinkingBudgets,
 }
 
 impl OpenAi {
@@ -42,7 +43,14 @@ impl OpenAi {
             key,
             default_model: default_model.to_string(),
             label,
+            thinking: Default::default(),
         }
+    }
+
+    /// `reasoning_effort` per agent, from its thinking budget (reasoning models only).
+    pub fn with_thinking(mut self, thinking: super::types::ThinkingBudgets) -> Self {
+        self.thinking = thinking;
+        self
     }
 }
 
@@ -96,7 +104,10 @@ impl Provider for OpenAi {
     ) -> BoxFuture<'a, Result<Response, ProviderError>> {
         Box::pin(async move {
             let model = request.model.as_deref().unwrap_or(&self.default_model);
-            let body = request_body(request, model);
+            let mut body = request_body(request, model);
+            if let Some(budget) = self.thinking.of(request.role) {
+                body["reasoning_effort"] = json!(super::types::effort(budget));
+            }
             let headers: Vec<(&'static str, String)> = match &self.key {
                 Some(k) if self.azure => vec![("api-key", k.expose().to_string())],
                 Some(k) => vec![("authorization", format!("Bearer {}", k.expose()))],
@@ -208,7 +219,7 @@ pub fn request_body(request: &Request, model: &str) -> Value {
                             "content": if *is_error { format!("ERROR: {content}") } else { content.clone() },
                         })),
                         Content::Text(t) => text.push(t.as_str()),
-                        Content::ToolCall(_) => {}
+                        Content::ToolCall(_) | Content::Thinking { .. } => {}
                     }
                 }
                 if !text.is_empty() {

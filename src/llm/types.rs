@@ -40,6 +40,40 @@ pub enum Content {
         content: String,
         is_error: bool,
     },
+    /// A model's thinking, sent back unchanged: Anthropic requires the assistant turn of a tool
+    /// loop to start with its thinking blocks, signatures intact (`redacted` holds the opaque
+    /// `data` of a `redacted_thinking` block).
+    Thinking {
+        thinking: String,
+        signature: String,
+        redacted: Option<String>,
+    },
+}
+
+/// Thinking (reasoning) budgets in tokens per agent; `None`: the model's default (no extended
+/// thinking). The judge thinks like the reviewer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThinkingBudgets {
+    pub reviewer: Option<u32>,
+    pub fixer: Option<u32>,
+}
+
+impl ThinkingBudgets {
+    pub fn of(&self, role: AgentRole) -> Option<u32> {
+        match role {
+            AgentRole::Reviewer | AgentRole::Judge => self.reviewer,
+            AgentRole::Fixer => self.fixer,
+        }
+    }
+}
+
+/// `reasoning_effort` (OpenAI) for a thinking budget.
+pub fn effort(budget: u32) -> &'static str {
+    match budget {
+        0..=4_096 => "low",
+        4_097..=16_384 => "medium",
+        _ => "high",
+    }
 }
 
 /// Who speaks.
@@ -131,4 +165,6 @@ pub struct Response {
     pub tool_calls: Vec<ToolCall>,
     pub usage: Usage,
     pub stop: Stop,
+    /// Thinking blocks, in order, to send back at the start of this assistant turn.
+    pub thinking: Vec<Content>,
 }

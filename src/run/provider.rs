@@ -50,33 +50,37 @@ pub fn provider(
         )
         .with_stop(stop.cloned());
     let base_url = settings.models.base_url.as_deref();
+    let thinking = settings.limits.thinking;
     Ok(match kind {
-        ProviderKind::Anthropic => Box::new(Anthropic::new(
-            transport,
-            base_url,
-            key.ok_or_else(|| need_key("ANTHROPIC_API_KEY"))?,
-            default_model,
-        )),
-        ProviderKind::Openai => Box::new(OpenAi::new(
-            transport,
-            base_url,
-            Some(key.ok_or_else(|| need_key("OPENAI_API_KEY"))?),
-            default_model.unwrap_or_default(),
-            "openai",
-        )),
+        ProviderKind::Anthropic => Box::new(
+            Anthropic::new(
+                transport,
+                base_url,
+                key.ok_or_else(|| need_key("ANTHROPIC_API_KEY"))?,
+                default_model,
+            )
+            .with_thinking(thinking),
+        ),
+        ProviderKind::Openai => Box::new(
+            OpenAi::new(
+                transport,
+                base_url,
+                Some(key.ok_or_else(|| need_key("OPENAI_API_KEY"))?),
+                default_model.unwrap_or_default(),
+                "openai",
+            )
+            .with_thinking(thinking),
+        ),
         ProviderKind::OpenaiCompatible => {
             let base = base_url.ok_or_else(|| {
                 RunError::Usage(
                     "--provider openai-compatible needs --base-url (e.g. http://localhost:11434/v1 for Ollama)".into(),
                 )
             })?;
-            Box::new(OpenAi::new(
-                transport,
-                Some(base),
-                key,
-                models[0],
-                "openai-compatible",
-            ))
+            Box::new(
+                OpenAi::new(transport, Some(base), key, models[0], "openai-compatible")
+                    .with_thinking(thinking),
+            )
         }
         ProviderKind::Replay => unreachable!("handled above"),
     })
