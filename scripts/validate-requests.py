@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Validates the model request bodies a fix-mode run sent (recorded by
 `cargo test --test providers request_bodies_…` into target/tmp/) against the providers' own
-published artefacts: OpenAI's OpenAPI description (the trimmed CreateChatCompletionRequest schema
-in tests/fixtures/openai/) and the `anthropic` SDK's request types (PyPI; its `Iterable` fields
+published artefacts: OpenAI's OpenAPI description (the trimmed CreateChatCompletionRequest and CreateResponse
+schemas in tests/fixtures/openai/) and the `anthropic` SDK's request types (PyPI; its `Iterable` fields
 are consumed so that pydantic validates every item).
 
 Usage: scripts/validate-requests.py [TMPDIR]   (default target/tmp)
@@ -42,6 +42,15 @@ def main() -> int:
             failures += 1
             print(f"openai request {i}: {error.json_path}: {error.message[:300]}")
     print(f"openai: {len(openai)} request bodies checked against OpenAI's OpenAPI description")
+
+    schema = json.loads((ROOT / "tests/fixtures/openai/create-response.schema.json").read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    responses = json.loads((tmp / "requests-responses.json").read_text())
+    for i, body in enumerate(responses):
+        for error in validator.iter_errors(body):
+            failures += 1
+            print(f"responses request {i}: {error.json_path}: {error.message[:300]}")
+    print(f"responses: {len(responses)} request bodies checked against OpenAI's OpenAPI description (CreateResponse)")
 
     from pydantic import TypeAdapter
     from anthropic.types.message_create_params import MessageCreateParamsNonStreaming

@@ -26,6 +26,8 @@ const KEY: &str = "sk-canary-7d1f0c2e9b";
 enum Wire {
     Anthropic,
     OpenAi,
+    /// OpenAI's Responses API (`POST /v1/responses`), for the models that need it.
+    Responses,
 }
 
 /// One scripted answer.
@@ -58,6 +60,13 @@ fn stopped(wire: Wire, text: &str, reason: &str) -> Reply {
     match wire {
         Wire::Anthropic => body["stop_reason"] = json!(reason),
         Wire::OpenAi => body["choices"][0]["finish_reason"] = json!(reason),
+        Wire::Responses => {
+            body["status"] = json!("incomplete");
+            body["incomplete_details"] = json!({"reason": match reason {
+                "length" => "max_output_tokens",
+                other => other,
+            }});
+        }
     }
     Reply::Raw { status: 200, body }
 }
@@ -122,6 +131,7 @@ impl Fake {
             axum::Router::new()
                 .route("/v1/messages", axum::routing::post(handle))
                 .route("/v1/chat/completions", axum::routing::post(handle))
+                .route("/v1/responses", axum::routing::post(handle))
                 .with_state((state.clone(), wire)),
         );
         Fake { addr, state, wire }
@@ -147,19 +157,20 @@ impl Fake {
     fn run_env(&self, dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
         let provider = match self.wire {
             Wire::Anthropic => "anthropic",
-            Wire::OpenAi => "openai",
+            Wire::OpenAi | Wire::Responses => "openai",
         };
         let model = match self.wire {
             Wire::Anthropic => "claude-sonnet-4-5",
             Wire::OpenAi => "gpt-4.1",
+            Wire::Responses => "gpt-5.4",
         };
         let key_var = match self.wire {
             Wire::Anthropic => "ANTHROPIC_API_KEY",
-            Wire::OpenAi => "OPENAI_API_KEY",
+            Wire::OpenAi | Wire::Responses => "OPENAI_API_KEY",
         };
         let base = match self.wire {
             Wire::Anthropic => self.base_url(),
-            Wire::OpenAi => format!("{}/v1", self.base_url()),
+            Wire::OpenAi | Wire::Responses => format!("{}/v1", self.base_url()),
         };
         Command::cargo_bin("qa-loop")
             .unwrap()
@@ -279,6 +290,30 @@ fn answer(
                           "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
             })
         }
+        Wire::Responses => {
+            // A reasoning item, then the message or the function calls, as documented.
+            let mut items = vec![json!({"type": "reasoning", "id": format!("rs_{n}"),
+                "summary": [], "encrypted_content": format!("enc_{n}")})];
+            if !text.is_empty() {
+                items.push(
+                    json!({"type": "message", "id": format!("msg_{n}"), "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}]}),
+                );
+            }
+            for (i, (name, args)) in calls.iter().enumerate() {
+                items.push(json!({"type": "function_call", "id": format!("fc_{n}_{i}"),
+                    "call_id": format!("call_{n}_{i}"), "name": name,
+                    "arguments": args.to_string(), "status": "completed"}));
+            }
+            json!({
+                "id": format!("resp_{n}"), "object": "response", "created_at": 1_763_700_000,
+                "status": "completed", "model": "gpt-5.4-2026-03-05", "output": items,
+                "usage": {"input_tokens": input, "input_tokens_details": {"cached_tokens": 0},
+                          "output_tokens": output, "output_tokens_details": {"reasoning_tokens": 10},
+                          "total_tokens": input + output}
+            })
+        }
         Wire::OpenAi => {
             let tool_calls: Vec<Value> = calls
                 .iter()
@@ -317,7 +352,7 @@ fn error_response(wire: Wire, status: u16, message: &str, retry_after: Option<u6
             };
             json!({"type": "error", "error": {"type": kind, "message": message}})
         }
-        Wire::OpenAi => {
+        Wire::OpenAi | Wire::Responses => {
             json!({"error": {"message": message, "type": if status == 429 { "requests" } else { "server_error" },
                                 "param": null, "code": null}})
         }
@@ -435,6 +470,73 @@ fn check_request(wire: Wire, headers: &HeaderMap, body: &Value) -> Result<(), St
                 }
             }
         }
+        Wire::Responses => {
+            if header("authorization") != format!("Bearer {KEY}") {
+                return Err("Incorrect API key provided".into());
+            }
+            if body.get("messages").is_some() {
+                return Err("Unknown parameter: 'messages'".into());
+            }
+            let input = body["input"].as_array().ok_or("input: required")?;
+            let mut calls: Vec<String> = Vec::new();
+            let mut answered: Vec<String> = Vec::new();
+            for (i, item) in input.iter().enumerate() {
+                match item["type"].as_str() {
+                    Some("function_call") => {
+                        if item["arguments"].as_str().is_none() {
+                            return Err(format!("input[{i}].arguments: expected a string"));
+                        }
+                        // This fake answers `call_<n>_<i>` with reasoning item `rs_<n>`: a
+                        // call sent back without its reasoning item is refused, as the API does.
+                        let call = item["call_id"].as_str().unwrap_or_default();
+                        if let Some(n) =
+                            call.strip_prefix("call_").and_then(|r| r.split('_').next())
+                        {
+                            let rs = format!("rs_{n}");
+                            if !input[..i]
+                                .iter()
+                                .any(|p| p["type"] == "reasoning" && p["id"] == rs.as_str())
+                            {
+                                return Err(format!(
+                                    "input[{i}]: Item '{call}' of type 'function_call' was provided without its required 'reasoning' item: '{rs}'."
+                                ));
+                            }
+                        }
+                        calls.push(item["call_id"].as_str().unwrap_or_default().to_string());
+                    }
+                    Some("function_call_output") => {
+                        let id = item["call_id"].as_str().unwrap_or_default().to_string();
+                        if !calls.contains(&id) {
+                            return Err(format!(
+                                "input[{i}]: No tool call found for function call output with call_id {id}."
+                            ));
+                        }
+                        answered.push(id);
+                    }
+                    Some("reasoning") => {
+                        if item["encrypted_content"].as_str().is_none() {
+                            return Err(format!(
+                                "input[{i}]: a reasoning item needs its encrypted_content when store is false"
+                            ));
+                        }
+                    }
+                    None if item["role"].is_string() => {
+                        if item["content"].as_str().is_none_or(|c| c.trim().is_empty()) {
+                            return Err(format!("input[{i}].content: a message needs content"));
+                        }
+                    }
+                    _ => return Err(format!("input[{i}]: unknown item")),
+                }
+            }
+            if let Some(open) = calls.iter().find(|c| !answered.contains(c)) {
+                return Err(format!("No tool output found for function call {open}."));
+            }
+            for t in body["tools"].as_array().into_iter().flatten() {
+                if t["type"] != "function" || t["name"].as_str().is_none() {
+                    return Err("tools: each needs type function and a name".into());
+                }
+            }
+        }
         Wire::OpenAi => {
             if header("authorization") != format!("Bearer {KEY}") {
                 return Err("Incorrect API key provided".into());
@@ -546,7 +648,7 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
-const WIRES: [Wire; 2] = [Wire::Anthropic, Wire::OpenAi];
+const WIRES: [Wire; 3] = [Wire::Anthropic, Wire::OpenAi, Wire::Responses];
 
 #[test]
 fn approve_on_the_first_pass() {
@@ -566,11 +668,12 @@ fn approve_on_the_first_pass() {
             ),
             (Some(1000), Some(100))
         );
-        // Priced from the built-in table: Sonnet 4.5 $3/$15, GPT-4.1 $2/$8 per million.
-        let want = if wire == Wire::Anthropic {
-            0.0045
-        } else {
-            0.0028
+        // Priced from the built-in table: Sonnet 4.5 $3/$15, GPT-4.1 $2/$8 per million; GPT-5.4
+        // has no built-in price (no family guess): its cost is not counted.
+        let want = match wire {
+            Wire::Anthropic => 0.0045,
+            Wire::OpenAi => 0.0028,
+            Wire::Responses => 0.0,
         };
         assert!(
             (r["cost_usd"].as_f64().unwrap() - want).abs() < 1e-9,
@@ -583,6 +686,7 @@ fn approve_on_the_first_pass() {
         let task = match wire {
             Wire::Anthropic => body["messages"][0]["content"][0]["text"].as_str().unwrap(),
             Wire::OpenAi => body["messages"][1]["content"].as_str().unwrap(),
+            Wire::Responses => body["input"][0]["content"].as_str().unwrap(),
         };
         assert!(
             task.contains("## Verification results") && task.contains("PASSED"),
@@ -600,6 +704,12 @@ fn approve_on_the_first_pass() {
                 .unwrap()
                 .iter()
                 .map(|t| t["function"]["name"].as_str().unwrap())
+                .collect(),
+            Wire::Responses => body["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap())
                 .collect(),
         };
         assert!(
@@ -650,6 +760,7 @@ fn reject_then_a_fix_made_through_tool_calls_then_approve() {
         let first_task = match wire {
             Wire::Anthropic => &requests[0].1["messages"][0]["content"][0]["text"],
             Wire::OpenAi => &requests[0].1["messages"][1]["content"],
+            Wire::Responses => &requests[0].1["input"][0]["content"],
         };
         assert!(first_task.as_str().unwrap().contains("iteration 1"));
         assert!(second_review.contains(&first_task.to_string()), "{wire:?}");
@@ -746,12 +857,11 @@ fn a_malformed_verdict_gets_one_repair_request_then_is_accepted() {
         assert_eq!(fake.problems(), Vec::<String>::new(), "{wire:?}");
         let requests = fake.requests();
         assert_eq!(requests.len(), 2);
-        let last = requests[1].1["messages"]
-            .as_array()
-            .unwrap()
-            .last()
-            .unwrap()
-            .to_string();
+        let turns = match wire {
+            Wire::Responses => &requests[1].1["input"],
+            _ => &requests[1].1["messages"],
+        };
+        let last = turns.as_array().unwrap().last().unwrap().to_string();
         assert!(last.contains("could not be read"), "{wire:?}: {last}");
         assert_eq!(result(dir.path())["errors"], json!([]));
     }
@@ -1028,7 +1138,7 @@ fn an_answer_cut_at_max_tokens_is_continued_once_then_an_error_never_fixes_appli
         project(dir.path(), "max_consecutive_errors: 1\n");
         let cut = match wire {
             Wire::Anthropic => "max_tokens",
-            Wire::OpenAi => "length",
+            Wire::OpenAi | Wire::Responses => "length",
         };
         let fake = Fake::start(
             wire,
@@ -1253,7 +1363,7 @@ fn request_bodies_of_a_fix_mode_run_are_recorded_for_the_providers_schemas() {
         project(dir.path(), "");
         let cut = match wire {
             Wire::Anthropic => "max_tokens",
-            Wire::OpenAi => "length",
+            Wire::OpenAi | Wire::Responses => "length",
         };
         let fake = Fake::start(
             wire,
@@ -1278,6 +1388,7 @@ fn request_bodies_of_a_fix_mode_run_are_recorded_for_the_providers_schemas() {
         let name = match wire {
             Wire::Anthropic => "requests-anthropic.json",
             Wire::OpenAi => "requests-openai.json",
+            Wire::Responses => "requests-responses.json",
         };
         let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
         std::fs::write(&out, serde_json::to_string_pretty(&bodies).unwrap()).unwrap();

@@ -34,6 +34,7 @@ fn messages_bytes(messages: &[Message]) -> usize {
             Content::Thinking {
                 thinking, redacted, ..
             } => thinking.len() + redacted.as_ref().map_or(0, String::len),
+            Content::Reasoning(item) => item.to_string().len(),
         })
         .sum()
 }

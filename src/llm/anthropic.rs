@@ -149,6 +149,7 @@ fn block(content: &Content) -> Option<Value> {
     Some(match content {
         // The API refuses empty and whitespace-only text blocks.
         Content::Text(t) if t.trim().is_empty() => return None,
+        Content::Reasoning(_) => return None,
         Content::Text(t) => json!({"type": "text", "text": t}),
         Content::ToolCall(c) => json!({
             "type": "tool_use",

@@ -7,6 +7,7 @@ pub mod http;
 pub mod openai;
 pub mod pricing;
 pub mod replay;
+pub mod responses;
 pub mod types;
 
 use std::future::Future;

@@ -104,10 +104,22 @@ impl Provider for OpenAi {
     ) -> BoxFuture<'a, Result<Response, ProviderError>> {
         Box::pin(async move {
             let model = request.model.as_deref().unwrap_or(&self.default_model);
-            let mut body = request_body(request, model);
-            if let Some(budget) = self.thinking.of(request.role) {
-                body["reasoning_effort"] = json!(super::types::effort(budget));
-            }
+            let effort = self.thinking.of(request.role).map(super::types::effort);
+            // The provider `openai` (not a compatible server) speaks the Responses API to the
+            // models that need it.
+            let responses = self.label == "openai" && super::responses::needs_responses(model);
+            let (url, body) = if responses {
+                (
+                    self.url.replace("/chat/completions", "/responses"),
+                    super::responses::request_body(request, model, effort),
+                )
+            } else {
+                let mut body = request_body(request, model);
+                if let Some(effort) = effort {
+                    body["reasoning_effort"] = json!(effort);
+                }
+                (self.url.clone(), body)
+            };
             let headers: Vec<(&'static str, String)> = match &self.key {
                 Some(k) if self.azure => vec![("api-key", k.expose().to_string())],
                 Some(k) => vec![("authorization", format!("Bearer {}", k.expose()))],
@@ -116,10 +128,14 @@ impl Provider for OpenAi {
             let service = if self.azure { "Azure OpenAI" } else { "OpenAI" };
             let answer = self
                 .transport
-                .post_json(service, &self.url, &headers, &body)
+                .post_json(service, &url, &headers, &body)
                 .await
                 .map_err(server_hint)?;
-            let response = parse_response(&answer, model)?;
+            let response = if responses {
+                super::responses::parse_response(&answer, model)?
+            } else {
+                parse_response(&answer, model)?
+            };
             warn_if_truncated(&body, &response);
             Ok(response)
         })
@@ -219,7 +235,7 @@ pub fn request_body(request: &Request, model: &str) -> Value {
                             "content": if *is_error { format!("ERROR: {content}") } else { content.clone() },
                         })),
                         Content::Text(t) => text.push(t.as_str()),
-                        Content::ToolCall(_) | Content::Thinking { .. } => {}
+                        Content::ToolCall(_) | Content::Thinking { .. } | Content::Reasoning(_) => {}
                     }
                 }
                 if !text.is_empty() {
@@ -243,7 +259,7 @@ pub fn request_body(request: &Request, model: &str) -> Value {
 }
 
 /// Tool arguments travel as a JSON-encoded string.
-fn arguments_text(v: &Value) -> String {
+pub(crate) fn arguments_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),

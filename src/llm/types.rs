@@ -48,6 +48,8 @@ pub enum Content {
         signature: String,
         redacted: Option<String>,
     },
+    /// An OpenAI Responses reasoning item (with its `encrypted_content`), sent back unchanged.
+    Reasoning(serde_json::Value),
 }
 
 /// Thinking (reasoning) budgets in tokens per agent; `None`: the model's default (no extended
