@@ -232,10 +232,11 @@ pub fn request_body(request: &Request, model: &str) -> Value {
                         } => messages.push(json!({
                             "role": "tool",
                             "tool_call_id": call_id,
-                            "content": if *is_error { format!("ERROR: {content}") } else { content.clone() },
+                            "content": tool_output(content, *is_error),
                         })),
                         Content::Text(t) => text.push(t.as_str()),
-                        Content::ToolCall(_) | Content::Thinking { .. } | Content::Reasoning(_) => {}
+                        Content::ToolCall(_) | Content::Thinking { .. } | Content::Reasoning(_) => {
+                        }
                     }
                 }
                 if !text.is_empty() {
@@ -259,6 +260,25 @@ pub fn request_body(request: &Request, model: &str) -> Value {
 }
 
 /// Tool arguments travel as a JSON-encoded string.
+/// A tool result as the model reads it (errors marked: these APIs have no error flag).
+pub(crate) fn tool_output(content: &str, is_error: bool) -> String {
+    if is_error {
+        format!("ERROR: {content}")
+    } else {
+        content.to_string()
+    }
+}
+
+/// A call's arguments from their JSON text. Arguments that are not JSON reach the tool layer as
+/// a string, which reports it to the model like any bad argument.
+pub(crate) fn arguments_value(raw: String) -> Value {
+    if raw.trim().is_empty() {
+        json!({})
+    } else {
+        serde_json::from_str(&raw).unwrap_or(Value::String(raw))
+    }
+}
+
 pub(crate) fn arguments_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
@@ -303,14 +323,7 @@ pub fn parse_response(answer: &Value, model: &str) -> Result<Response, ProviderE
                 .map(str::to_string)
                 .ok_or_else(|| bad(&format!("`tool_calls[{i}]{}` missing", p.replace('/', "."))))
         };
-        let raw = field("/function/arguments")?;
-        // Arguments that are not JSON reach the tool layer as a string, which reports it to the
-        // model like any bad argument.
-        let arguments = if raw.trim().is_empty() {
-            json!({})
-        } else {
-            serde_json::from_str(&raw).unwrap_or(Value::String(raw))
-        };
+        let arguments = arguments_value(field("/function/arguments")?);
         response.tool_calls.push(ToolCall {
             id: field("/id")?,
             name: field("/function/name")?,

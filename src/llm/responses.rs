@@ -36,7 +36,7 @@ pub fn request_body(request: &Request, model: &str, effort: Option<&str>) -> Val
                         } => input.push(json!({
                             "type": "function_call_output",
                             "call_id": call_id,
-                            "output": if *is_error { format!("ERROR: {content}") } else { content.clone() },
+                            "output": super::openai::tool_output(content, *is_error),
                         })),
                         Content::Text(t) if !t.trim().is_empty() => {
                             input.push(json!({"role": "user", "content": t}));
@@ -131,12 +131,7 @@ pub fn parse_response(answer: &Value, model: &str) -> Result<Response, ProviderE
                         .map(str::to_string)
                         .ok_or_else(|| bad(&format!("`output[{i}].{f}` missing")))
                 };
-                let raw = field("arguments")?;
-                let arguments = if raw.trim().is_empty() {
-                    json!({})
-                } else {
-                    serde_json::from_str(&raw).unwrap_or(Value::String(raw))
-                };
+                let arguments = super::openai::arguments_value(field("arguments")?);
                 response.tool_calls.push(ToolCall {
                     id: field("call_id")?,
                     name: field("name")?,
