@@ -21,8 +21,6 @@ pub struct Origin {
     /// `workflow_run`); `None` when it could not be read.
     pub pr: Option<PullRequest>,
     pub trust: Trust,
-    /// The GitHub token (`github-token` input, `GITHUB_TOKEN`).
-    pub token: Option<Secret>,
 }
 
 /// Whether a run goes ahead.
@@ -109,7 +107,6 @@ pub async fn resolve(env: &ActionsEnv, root: &Path, flags: &FlagLayer) -> Result
         event: ev,
         pr,
         trust,
-        token,
     })))
 }
 

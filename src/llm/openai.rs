@@ -260,6 +260,20 @@ pub fn request_body(request: &Request, model: &str) -> Value {
 }
 
 /// Tool arguments travel as a JSON-encoded string.
+/// Usage from the `[input, cached input, output]` token counts at these pointers: OpenAI counts
+/// cached tokens inside the input, qa-loop apart (they are billed at the cache-read price).
+pub(crate) fn usage(answer: &Value, [input, cached, output]: [&str; 3]) -> Usage {
+    let count = |p: &str| answer.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+    let prompt = count(input);
+    let cached = count(cached).min(prompt);
+    Usage {
+        input_tokens: prompt - cached,
+        output_tokens: count(output),
+        cache_read_tokens: cached,
+        cache_write_tokens: 0,
+    }
+}
+
 /// A tool result as the model reads it (errors marked: these APIs have no error flag).
 pub(crate) fn tool_output(content: &str, is_error: bool) -> String {
     if is_error {
@@ -330,15 +344,14 @@ pub fn parse_response(answer: &Value, model: &str) -> Result<Response, ProviderE
             arguments,
         });
     }
-    let count = |p: &str| answer.pointer(p).and_then(Value::as_u64).unwrap_or(0);
-    let prompt = count("/usage/prompt_tokens");
-    let cached = count("/usage/prompt_tokens_details/cached_tokens").min(prompt);
-    response.usage = Usage {
-        input_tokens: prompt - cached,
-        output_tokens: count("/usage/completion_tokens"),
-        cache_read_tokens: cached,
-        cache_write_tokens: 0,
-    };
+    response.usage = usage(
+        answer,
+        [
+            "/usage/prompt_tokens",
+            "/usage/prompt_tokens_details/cached_tokens",
+            "/usage/completion_tokens",
+        ],
+    );
     let refusal = message.get("refusal").and_then(Value::as_str);
     response.stop = match answer
         .pointer("/choices/0/finish_reason")

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::ProviderError;
-use super::types::{Content, Request, Response, Speaker, Stop, ToolCall, Usage};
+use super::types::{Content, Request, Response, Speaker, Stop, ToolCall};
 
 /// Which OpenAI API a model needs: the Responses API for Responses-only models (`*-pro`,
 /// codex models) and the GPT-5 point releases (`gpt-5.1`, `gpt-5.4`, …), Chat Completions for
@@ -141,15 +141,14 @@ pub fn parse_response(answer: &Value, model: &str) -> Result<Response, ProviderE
             _ => {}
         }
     }
-    let count = |p: &str| answer.pointer(p).and_then(Value::as_u64).unwrap_or(0);
-    let input = count("/usage/input_tokens");
-    let cached = count("/usage/input_tokens_details/cached_tokens").min(input);
-    response.usage = Usage {
-        input_tokens: input - cached,
-        output_tokens: count("/usage/output_tokens"),
-        cache_read_tokens: cached,
-        cache_write_tokens: 0,
-    };
+    response.usage = super::openai::usage(
+        answer,
+        [
+            "/usage/input_tokens",
+            "/usage/input_tokens_details/cached_tokens",
+            "/usage/output_tokens",
+        ],
+    );
     let incomplete = answer
         .pointer("/incomplete_details/reason")
         .and_then(Value::as_str);

@@ -25,6 +25,8 @@ pub struct RunContext {
     pub pr: Option<PrRun>,
     /// What the change is compared with (`origin/<base>`, else `HEAD`).
     pub diff_base: String,
+    /// The model service, checked (keys, models, prices) before anything runs.
+    pub provider: Box<dyn crate::llm::Provider>,
     pub cancel: Cancel,
     /// Log output grouped per phase (`::group::`): inside GitHub Actions.
     pub groups: bool,
@@ -83,8 +85,10 @@ pub async fn prepare(
     {
         return Ok(Prepared::Skip(why));
     }
-    // The provider is checked before anything is written.
-    super::provider::provider(&inputs.settings, None)?;
+    // The provider is checked before anything is written; a server's wait longer than the run
+    // has left stops the run through `cancel`.
+    let cancel = Cancel::new();
+    let provider = super::provider::provider(&inputs.settings, Some(&cancel))?;
     if !trust.is_trusted() {
         tracing::info!("untrusted change: review only, none of its code runs");
         inputs.strategy = untrusted_strategy(&inputs.strategy);
@@ -101,21 +105,25 @@ pub async fn prepare(
         trust,
         pr,
         diff_base,
-        cancel: Cancel::new(),
+        provider,
+        cancel,
         groups: actions.is_some(),
     })))
 }
 
 /// A local run (no GitHub): trusted, compared with `HEAD`.
-pub fn local(inputs: Inputs) -> RunContext {
-    RunContext {
+pub fn local(inputs: Inputs) -> Result<RunContext, RunError> {
+    let cancel = Cancel::new();
+    let provider = super::provider::provider(&inputs.settings, Some(&cancel))?;
+    Ok(RunContext {
         inputs,
         trust: Trust::Trusted,
         pr: None,
         diff_base: crate::vcs::default_base(None),
-        cancel: Cancel::new(),
+        provider,
+        cancel,
         groups: false,
-    }
+    })
 }
 
 /// An untrusted run's config inside the checkout must be the base branch's, byte for byte.
@@ -149,7 +157,7 @@ fn register_secrets(inputs: &Inputs, origin: Option<&Origin>) {
     }
     let Some(o) = origin else { return };
     let key = inputs.settings.models.api_key.as_ref();
-    for t in [key, o.token.as_ref(), o.env.push_token.as_ref()]
+    for t in [key, o.env.github_token.as_ref(), o.env.push_token.as_ref()]
         .into_iter()
         .flatten()
     {
@@ -172,7 +180,7 @@ fn untrusted_strategy(strategy: &Strategy) -> Strategy {
 async fn pr_run(origin: Box<Origin>, inputs: &Inputs, trust: &Trust) -> Option<PrRun> {
     use crate::github::event;
     let settings = &inputs.settings;
-    origin.token.as_ref()?;
+    origin.env.github_token.as_ref()?;
     let pr = origin.pr.clone()?;
     let command = match &origin.event.trigger {
         event::Trigger::Comment { command, .. } => *command,
@@ -225,7 +233,7 @@ fn push_plan(origin: &Origin, target: &Target) -> PushPlan {
                 .env
                 .push_token
                 .clone()
-                .or_else(|| origin.token.clone()),
+                .or_else(|| origin.env.github_token.clone()),
             host: format!("{}/", origin.env.server_url),
         },
     })
@@ -234,7 +242,7 @@ fn push_plan(origin: &Origin, target: &Target) -> PushPlan {
 /// `/qa approve` from a user with write access signs a `critical` change off, and the
 /// conversation scenarios left for a human (`approval_mode: manual`).
 async fn signoff(origin: &Origin, target: &Target, settings: &config::Settings) -> Option<String> {
-    let token = origin.token.clone()?;
+    let token = origin.env.github_token.clone()?;
     let gh =
         crate::github::client::GitHub::new(&origin.env.api_url, token, settings.models.model_retry)
             .ok()?;

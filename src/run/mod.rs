@@ -64,7 +64,7 @@ impl Budget for RefCell<Meter> {
 /// Runs the loop the context describes; the first write happens here.
 pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
     let settings = &ctx.inputs.settings;
-    let provider = provider::provider(settings, Some(&ctx.cancel))?;
+    let provider = &ctx.provider;
     let meter = RefCell::new(
         Meter::new(
             settings.limits.max_tokens,
@@ -239,7 +239,11 @@ async fn pr_sinks<'a>(ctx: &'a RunContext, pr: &'a PrRun, sinks: &mut Sinks<'a>)
     use crate::github::{client::GitHub, publish::Identity, sticky::StickyComment};
     let settings = &ctx.inputs.settings;
     let (origin, target) = (&pr.origin, &pr.target);
-    let token = origin.token.clone().expect("a PR run has a token");
+    let token = origin
+        .env
+        .github_token
+        .clone()
+        .expect("a PR run has a token");
     let Ok(gh) = GitHub::new(&origin.env.api_url, token, settings.models.model_retry) else {
         return CrossRunState::default();
     };
