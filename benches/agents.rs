@@ -29,6 +29,8 @@ struct Call {
     uncached: u64,
     /// Cache read possible with breakpoints on tools and system only.
     stable_only_read: u64,
+    /// The answer's tokens (same estimator).
+    output: u64,
 }
 
 impl Call {
@@ -68,14 +70,8 @@ fn main() {
         .current_dir(&project)
         .env("ANTHROPIC_API_KEY", "sk-bench")
         .env_remove("GITHUB_BASE_REF")
-        .args([
-            "run",
-            "--provider",
-            "anthropic",
-            "--model",
-            "claude-sonnet-4-5",
-            "--no-github",
-        ])
+        // The provider's default model.
+        .args(["run", "--provider", "anthropic", "--no-github"])
         .args(["--base-url", &format!("http://{addr}")])
         .output()
         .unwrap();
@@ -128,6 +124,42 @@ fn main() {
         "Whole run: {all} input tokens, {:.1}% read from the cache.",
         100.0 * all_read as f64 / all as f64
     );
+    cost(&calls);
+}
+
+/// The conversation's tokens and cost at the registry's prices of the default models (and of
+/// the previous Anthropic default), with the same cache reads and writes for every model.
+fn cost(calls: &[Call]) {
+    use qa_loop::llm::Usage;
+    use qa_loop::llm::registry::Registry;
+    let usage = calls.iter().fold(Usage::default(), |mut u, c| {
+        u.add(Usage {
+            input_tokens: c.uncached,
+            output_tokens: c.output,
+            cache_read_tokens: c.read,
+            cache_write_tokens: c.write,
+        });
+        u
+    });
+    println!();
+    println!(
+        "Tokens: {} uncached input, {} cache read, {} cache write, {} output.",
+        usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens, usage.output_tokens
+    );
+    println!();
+    println!("| model | cost of the demo's conversation (USD) |");
+    println!("|---|---|");
+    let registry = Registry::default();
+    for (model, note) in [
+        (qa_loop::llm::anthropic::DEFAULT_MODEL, "Anthropic default"),
+        (qa_loop::llm::openai::DEFAULT_MODEL, "OpenAI default"),
+        ("claude-sonnet-4-5", "previous Anthropic default"),
+    ] {
+        let c = registry
+            .cost(model, &usage)
+            .expect("default models are priced");
+        println!("| `{model}` ({note}) | {c:.4} |");
+    }
 }
 
 /// The quickstart project with `slugify` (and its tests) as the change under review.
@@ -187,7 +219,7 @@ fn anthropic_answer(n: usize, call: &Value) -> Value {
     {
         content.push(json!({"type": "tool_use", "id": format!("toolu_{n}_{i}"), "name": t["name"], "input": t["arguments"]}));
     }
-    json!({"id": format!("msg_{n}"), "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+    json!({"id": format!("msg_{n}"), "type": "message", "role": "assistant", "model": qa_loop::llm::anthropic::DEFAULT_MODEL,
            "content": content, "stop_reason": "tool_use", "stop_sequence": null})
 }
 
@@ -295,9 +327,12 @@ async fn handle(State(state): State<Arc<Mutex<Fake>>>, Json(body): Json<Value>) 
         write: tokens(read_to..last_bp.max(read_to)),
         uncached: tokens(last_bp.max(read_to)..blocks.len()),
         stable_only_read: tokens(0..stable_read_to),
+        output: 0,
     };
+    let mut call = call;
     let mut answer = fake.replies.pop_front().expect("a scripted answer");
-    answer["usage"] = json!({"input_tokens": call.uncached, "output_tokens": 100,
+    call.output = answer["content"].to_string().len() as u64 / 4;
+    answer["usage"] = json!({"input_tokens": call.uncached, "output_tokens": call.output,
         "cache_creation_input_tokens": call.write, "cache_read_input_tokens": call.read});
     fake.calls.push(call);
     Json(answer)

@@ -53,14 +53,28 @@ def main() -> int:
     print(f"responses: {len(responses)} request bodies checked against OpenAI's OpenAPI description (CreateResponse)")
 
     from pydantic import TypeAdapter
-    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+    from anthropic.types.message_create_params import (
+        MessageCreateParamsNonStreaming,
+        MessageCreateParamsStreaming,
+    )
     import anthropic
 
-    adapter = TypeAdapter(MessageCreateParamsNonStreaming)
+    # The adapters live as long as the lazy iterators their results hold.
+    adapters = {
+        kind: TypeAdapter(kind)
+        for kind in (MessageCreateParamsStreaming, MessageCreateParamsNonStreaming)
+    }
     bodies = json.loads((tmp / "requests-anthropic.json").read_text())
     for i, body in enumerate(bodies):
+        kind = MessageCreateParamsStreaming if body.get("stream") else MessageCreateParamsNonStreaming
+        # pydantic ignores keys a TypedDict does not declare: a misspelt parameter is caught here.
+        known = kind.__required_keys__ | kind.__optional_keys__
+        unknown = sorted(set(body) - known)
+        if unknown:
+            failures += 1
+            print(f"anthropic request {i}: parameters the API does not have: {unknown}")
         try:
-            force(adapter.validate_python(body))
+            force(adapters[kind].validate_python(body))
         except Exception as e:  # pydantic.ValidationError
             failures += 1
             print(f"anthropic request {i}: {str(e)[:600]}")

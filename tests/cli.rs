@@ -195,6 +195,61 @@ fn validate_prints_the_resolved_strategy_with_precedence() {
     );
 }
 
+/// Issue 17: `validate` shows each model as the run will call it, from the registry (API, limits,
+/// thinking style, prices with their source) with the config's `models:` entries over it; an
+/// incomplete entry is refused with its position; the deprecated `prices:` still prices.
+#[test]
+fn validate_shows_the_models_from_the_registry_and_the_config() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("qa-loop.yml"),
+        "provider: openai\nreviewer_model: gpt-6.2-sol\nfixer_model: my-llm:8b\nfixer_thinking: 2048\nmodels:\n  my-llm:\n    api: responses\n    thinking: none\n    input: 0.5\n    output: 1.5\nprices:\n  other: {input: 1, output: 2}\n",
+    )
+    .unwrap();
+    let o = qa(
+        dir.path(),
+        &["validate", "--json", "--reviewer-thinking", "high"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("`prices:` is deprecated"),
+        "{}",
+        stderr(&o)
+    );
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let reviewer = &v["models"]["reviewer"];
+    assert_eq!(reviewer["api"], "responses");
+    assert_eq!(reviewer["thinking_style"], "effort");
+    assert_eq!(reviewer["thinking"], "high");
+    assert_eq!(reviewer["price"]["input"], 2.0);
+    assert_eq!(reviewer["price"]["long_context"]["above"], 272_000);
+    assert!(reviewer["source"].as_str().unwrap().contains("2026-11-23"));
+    let fixer = &v["models"]["fixer"];
+    assert_eq!(fixer["api"], "responses");
+    assert_eq!(fixer["thinking"], 2048);
+    assert_eq!(fixer["price"]["output"], 1.5);
+    assert_eq!(fixer["source"], "config");
+    let o = qa(dir.path(), &["validate"]);
+    assert!(
+        stdout(&o).contains("fixer: my-llm:8b — responses API, context 128000 tokens, does not think (thinking 2048 tokens ignored); $0.5 in / $1.5 out"),
+        "{}",
+        stdout(&o)
+    );
+
+    std::fs::write(
+        dir.path().join("qa-loop.yml"),
+        "provider: openai\nmodels:\n  my-llm:\n    input: 0.5\n",
+    )
+    .unwrap();
+    let o = qa(dir.path(), &["validate"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("qa-loop.yml:3:3: `my-llm`: a price needs both `input` and `output`"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 fn plan_with_history(titles: [&str; 3]) -> Value {
     let history: Vec<Value> = titles
         .iter()

@@ -220,6 +220,105 @@ async fn handle(
         Err(problem) => return error_response(wire, 400, &problem, None),
         Ok(next) => next,
     };
+    let response = reply_to(wire, &state, n, reply).await;
+    if wire == Wire::Anthropic && body["stream"] == true && response.status() == StatusCode::OK {
+        return stream_of(response).await;
+    }
+    response
+}
+
+/// A successful answer as the event stream a `"stream": true` request gets (as documented:
+/// `message_start`, each block's start, deltas and stop, `message_delta`, `message_stop`). An
+/// answer that was cut comes as half of its events.
+async fn stream_of(response: Response) -> Response {
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let Ok(answer) = serde_json::from_slice::<Value>(&bytes) else {
+        let cut = events(&answer(Wire::Anthropic, 1, "half", &[], 1000, 100));
+        let half = cut[..cut.len() / 2].to_string();
+        return ([("content-type", "text/event-stream")], half).into_response();
+    };
+    ([("content-type", "text/event-stream")], events(&answer)).into_response()
+}
+
+fn events(answer: &Value) -> String {
+    let mut out = String::new();
+    let mut event = |kind: &str, data: Value| {
+        out.push_str(&format!("event: {kind}\ndata: {data}\n\n"));
+    };
+    let mut start = answer.clone();
+    start["content"] = json!([]);
+    start["stop_reason"] = Value::Null;
+    let usage = answer["usage"].clone();
+    start["usage"]["output_tokens"] = json!(1);
+    event(
+        "message_start",
+        json!({"type": "message_start", "message": start}),
+    );
+    for (i, block) in answer["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let mut empty = block.clone();
+        let delta = match block["type"].as_str().unwrap_or_default() {
+            "text" => {
+                empty["text"] = json!("");
+                vec![json!({"type": "text_delta", "text": block["text"]})]
+            }
+            "thinking" => {
+                empty["thinking"] = json!("");
+                empty["signature"] = json!("");
+                vec![
+                    json!({"type": "thinking_delta", "thinking": block["thinking"]}),
+                    json!({"type": "signature_delta", "signature": block["signature"]}),
+                ]
+            }
+            "tool_use" => {
+                empty["input"] = json!({});
+                let input = block["input"].to_string();
+                let (a, b) = input.split_at(input.len() / 2);
+                vec![
+                    json!({"type": "input_json_delta", "partial_json": a}),
+                    json!({"type": "input_json_delta", "partial_json": b}),
+                ]
+            }
+            _ => Vec::new(),
+        };
+        event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": i, "content_block": empty}),
+        );
+        event("ping", json!({"type": "ping"}));
+        for d in delta {
+            event(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": i, "delta": d}),
+            );
+        }
+        event(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": i}),
+        );
+    }
+    event(
+        "message_delta",
+        json!({"type": "message_delta",
+        "delta": {"stop_reason": answer["stop_reason"], "stop_sequence": null},
+        "usage": {"output_tokens": usage["output_tokens"]}}),
+    );
+    event("message_stop", json!({"type": "message_stop"}));
+    out
+}
+
+async fn reply_to(
+    wire: Wire,
+    state: &Arc<Mutex<FakeState>>,
+    n: u64,
+    reply: Option<Reply>,
+) -> Response {
     match reply {
         Some(Reply::Hang(d)) => {
             tokio::time::sleep(d).await;
@@ -421,6 +520,27 @@ fn check_request(wire: Wire, headers: &HeaderMap, body: &Value) -> Result<(), St
             if body["model"].as_str().is_none() || body["max_tokens"].as_u64().is_none() {
                 return Err("model and max_tokens are required".into());
             }
+            // The adaptive generation (Claude 5, Opus 4.8) refuses a thinking budget.
+            let model = body["model"].as_str().unwrap_or_default();
+            if body["thinking"]["type"] == "enabled"
+                && (model.contains("-5") || model.starts_with("claude-opus-4-8"))
+                && !model.contains("-4-5")
+            {
+                return Err("\"thinking.type.enabled\" is not supported for this model. Use \"thinking.type.adaptive\" and \"output_config.effort\" to control thinking behavior.".into());
+            }
+            if let Some(effort) = body.pointer("/output_config/effort")
+                && !["low", "medium", "high", "xhigh", "max"]
+                    .contains(&effort.as_str().unwrap_or_default())
+            {
+                return Err(format!("output_config.effort: unknown level {effort}"));
+            }
+            // The `anthropic` SDK's rule for requests that may run past 10 minutes.
+            if body["stream"] != true && body["max_tokens"].as_u64().unwrap_or(0) > 21_333 {
+                return Err(
+                    "Streaming is required for operations that may take longer than 10 minutes."
+                        .into(),
+                );
+            }
             if body.to_string().matches("\"cache_control\"").count() > 4 {
                 return Err("A maximum of 4 blocks with cache_control may be provided".into());
             }
@@ -540,6 +660,15 @@ fn check_request(wire: Wire, headers: &HeaderMap, body: &Value) -> Result<(), St
         Wire::OpenAi => {
             if header("authorization") != format!("Bearer {KEY}") {
                 return Err("Incorrect API key provided".into());
+            }
+            let model = body["model"].as_str().unwrap_or_default();
+            if body.get("reasoning_effort").is_some()
+                && (model.starts_with("gpt-4") || model.starts_with("gpt-3"))
+            {
+                return Err(
+                    "Unsupported parameter: 'reasoning_effort' is not supported with this model."
+                        .into(),
+                );
             }
             let messages = body["messages"].as_array().ok_or("messages: required")?;
             let mut pending: Vec<String> = Vec::new();
@@ -953,7 +1082,7 @@ fn usage_errors_name_what_is_missing_before_anything_runs() {
         &[],
     );
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("prices:"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("models:"), "{}", stderr(&o));
     assert!(!dir.path().join(".qa-loop").exists(), "nothing written");
 }
 
@@ -1390,6 +1519,26 @@ fn request_bodies_of_a_fix_mode_run_are_recorded_for_the_providers_schemas() {
             Wire::OpenAi => "requests-openai.json",
             Wire::Responses => "requests-responses.json",
         };
+        let mut bodies = bodies;
+        if wire == Wire::Anthropic {
+            // Also a Claude 5 run: adaptive thinking with an effort, streamed.
+            let dir = tempfile::tempdir().unwrap();
+            fixed_project(dir.path());
+            let fake = Fake::start(wire, vec![verdict("approved", 90)]);
+            let o = fake.run(
+                dir.path(),
+                &[
+                    "--reviewer-thinking",
+                    "high",
+                    "--reviewer-model",
+                    "claude-sonnet-5-5",
+                ],
+            );
+            assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+            let streamed = fake.requests()[0].1.clone();
+            assert_eq!(streamed["stream"], true);
+            bodies.push(streamed);
+        }
         let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
         std::fs::write(&out, serde_json::to_string_pretty(&bodies).unwrap()).unwrap();
     }
@@ -1432,10 +1581,83 @@ fn thinking_goes_back_first_with_its_signature_and_budgets_reach_the_request() {
         json!({"type": "thinking", "thinking": "Check calc.py first.", "signature": "EqQBCkgIARABGAIiQ-sig"})
     );
 
+    // A reasoning model gets the effort; one that does not reason gets none (the API answers
+    // 400 to it), with a warning.
     let dir = tempfile::tempdir().unwrap();
     fixed_project(dir.path());
     let fake = Fake::start(Wire::OpenAi, vec![verdict("approved", 90)]);
-    let o = fake.run(dir.path(), &["--reviewer-thinking", "20000"]);
+    let o = fake.run(
+        dir.path(),
+        &["--reviewer-thinking", "20000", "--reviewer-model", "gpt-5"],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(fake.requests()[0].1["reasoning_effort"], "high");
+    let dir = tempfile::tempdir().unwrap();
+    fixed_project(dir.path());
+    let fake = Fake::start(Wire::OpenAi, vec![verdict("approved", 90)]);
+    let o = fake.run(dir.path(), &["--reviewer-thinking", "high"]);
+    assert_eq!(fake.problems(), Vec::<String>::new());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(fake.requests()[0].1.get("reasoning_effort").is_none());
+    assert!(
+        stderr(&o).contains("`gpt-4.1` does not think"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Issue 17: the Claude 5 family answers 400 to a thinking budget (adaptive thinking with an
+/// effort level instead), and an output limit past what the SDK sends without streaming needs a
+/// streamed request. The answer arrives as events — thinking, its signature and a tool call in
+/// pieces — and the thinking goes back first in the next request; a stream cut in the middle is
+/// retried.
+#[test]
+fn claude_5_thinks_adaptively_and_long_answers_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    fixed_project(dir.path());
+    let thought = Reply::Raw {
+        status: 200,
+        body: json!({
+            "id": "msg_t", "type": "message", "role": "assistant", "model": "claude-sonnet-5-5",
+            "content": [
+                {"type": "thinking", "thinking": "Check calc.py first.", "signature": "EqQBCkgIARABGAIiQ-sig"},
+                {"type": "tool_use", "id": "toolu_t1", "name": "read_file", "input": {"path": "calc.py"}}
+            ],
+            "stop_reason": "tool_use", "stop_sequence": null,
+            "usage": {"input_tokens": 1000, "output_tokens": 100,
+                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        }),
+    };
+    let fake = Fake::start(
+        Wire::Anthropic,
+        vec![thought, Reply::Truncated, verdict("approved", 90)],
+    );
+    let o = fake.run(
+        dir.path(),
+        &[
+            "--reviewer-thinking",
+            "high",
+            "--reviewer-model",
+            "claude-sonnet-5-5",
+        ],
+    );
+    assert_eq!(fake.problems(), Vec::<String>::new());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 3);
+    let first = &requests[0].1;
+    assert_eq!(first["thinking"], json!({"type": "adaptive"}));
+    assert_eq!(first["output_config"], json!({"effort": "high"}));
+    assert_eq!(first["max_tokens"], 8192 + 32_000);
+    assert_eq!(first["stream"], true);
+    // The cut stream was retried with the same request, thinking first.
+    for r in &requests[1..] {
+        let turn = &r.1["messages"][1];
+        assert_eq!(
+            turn["content"][0],
+            json!({"type": "thinking", "thinking": "Check calc.py first.", "signature": "EqQBCkgIARABGAIiQ-sig"})
+        );
+        assert_eq!(turn["content"][1]["input"], json!({"path": "calc.py"}));
+    }
+    assert!(stderr(&o).contains("retrying"), "{}", stderr(&o));
 }

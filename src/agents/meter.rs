@@ -5,7 +5,7 @@ use std::time::Instant;
 use std::collections::BTreeSet;
 
 use crate::llm::Usage;
-use crate::llm::pricing::Prices;
+use crate::llm::registry::Registry;
 
 /// Totals of a run and its limits.
 #[derive(Debug, Clone)]
@@ -16,7 +16,7 @@ pub struct Meter {
     pub max_tokens: Option<u64>,
     pub max_cost_usd: Option<f64>,
     pub deadline: Option<Instant>,
-    pub prices: Prices,
+    pub registry: Registry,
     /// Models that answered without a known price (their calls cost nothing in `cost_usd`).
     pub unpriced: BTreeSet<String>,
 }
@@ -34,13 +34,13 @@ impl Meter {
             max_tokens,
             max_cost_usd,
             deadline,
-            prices: Prices::default(),
+            registry: Registry::default(),
             unpriced: BTreeSet::new(),
         }
     }
 
-    pub fn with_prices(mut self, prices: Prices) -> Self {
-        self.prices = prices;
+    pub fn with_registry(mut self, registry: Registry) -> Self {
+        self.registry = registry;
         self
     }
 
@@ -51,13 +51,13 @@ impl Meter {
         if model.is_empty() {
             return;
         }
-        match self.prices.cost(model, &usage) {
+        match self.registry.cost(model, &usage) {
             Some(c) => self.cost_usd += c,
             None => {
                 if self.unpriced.insert(model.to_string()) {
                     tracing::warn!(
                         model,
-                        "no price known for this model: its cost is not counted (add it under `prices:` in the config)"
+                        "no price known for this model: its cost is not counted (add it under `models:` in the config: input, output)"
                     );
                 }
             }

@@ -110,7 +110,7 @@ impl Agent<'_> {
             let window = self
                 .meter
                 .borrow()
-                .prices
+                .registry
                 .context_window(self.model.as_deref().unwrap_or_default());
             let elided = context::fit(&mut request, window);
             if elided > 0 {

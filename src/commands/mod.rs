@@ -357,9 +357,7 @@ fn validate_view(inputs: &config::Inputs, json: bool) -> String {
             "provider": s.models.provider,
             "models": crate::run::provider::resolved_models(s)
                 .into_iter()
-                .map(|(role, model, price)| {
-                    (role.to_string(), serde_json::json!({"model": model, "price": price}))
-                })
+                .map(|m| (m.role.to_string(), m.to_json()))
                 .collect::<serde_json::Map<_, _>>(),
             "strategy": st,
         });
@@ -376,13 +374,9 @@ fn validate_view(inputs: &config::Inputs, json: bool) -> String {
         show(&s.paths.plan),
         show(&s.paths.spec)
     ));
-    for (role, model, price) in crate::run::provider::resolved_models(s) {
-        let Some(model) = model else { continue };
-        let price = match price {
-            Some(p) => format!("${} in / ${} out per million tokens", p.input, p.output),
-            None => "no price known: its cost is not counted (add it under `prices:`)".into(),
-        };
-        out.push_str(&format!("{role}: {model} ({price})\n"));
+    for m in crate::run::provider::resolved_models(s) {
+        out.push_str(&m.describe());
+        out.push('\n');
     }
     out.push_str(&format!(
         "risk level: {}{}\n",

@@ -603,16 +603,17 @@ pub struct ConfigFile {
     #[serde(default, deserialize_with = "de_positive_u64")]
     #[schemars(range(min = 1))]
     pub max_tokens: Option<u64>,
-    /// Thinking budget of the reviewer (and the judge) in tokens, at least 1024: Anthropic's
-    /// extended thinking (`budget_tokens`), OpenAI's `reasoning_effort` (≤ 4096 low, ≤ 16384
-    /// medium, else high). Default: none (the model's default).
-    #[serde(default, deserialize_with = "de_thinking")]
-    #[schemars(range(min = 1024))]
-    pub reviewer_thinking: Option<u32>,
-    /// Thinking budget of the fixer in tokens (as `reviewer_thinking`).
-    #[serde(default, deserialize_with = "de_thinking")]
-    #[schemars(range(min = 1024))]
-    pub fixer_thinking: Option<u32>,
+    /// Thinking of the reviewer: a budget in tokens (at least 1024) or an effort level (`low`,
+    /// `medium`, `high`, `xhigh`, `max`), sent the way the model takes it (Anthropic budget or
+    /// adaptive effort, OpenAI reasoning effort). Default: none (the model's default).
+    #[serde(default)]
+    pub reviewer_thinking: Option<crate::llm::Thinking>,
+    /// Thinking of the fixer (as `reviewer_thinking`).
+    #[serde(default)]
+    pub fixer_thinking: Option<crate::llm::Thinking>,
+    /// Thinking of the conversation judge (as `reviewer_thinking`; default: the reviewer's).
+    #[serde(default)]
+    pub judge_thinking: Option<crate::llm::Thinking>,
     /// Tool calls run per model answer; the rest are answered with an error (default 25).
     #[serde(default, deserialize_with = "de_positive")]
     #[schemars(range(min = 1))]
@@ -640,10 +641,16 @@ pub struct ConfigFile {
     /// `retry-after` is honoured when longer.
     #[serde(default)]
     pub model_retry_backoff: Option<DurationSetting>,
-    /// Prices (USD per million tokens) and context windows, by model id prefix; they win over
-    /// the built-in table. Needed for `max_cost_usd` with a model the table does not know.
+    /// The model registry's entries by model id (or id prefix: `llama3.1` covers
+    /// `llama3.1:8b`): API, context window, output limit, thinking style and prices (USD per
+    /// million tokens); given fields win over the built-in table's. A price is needed for
+    /// `max_cost_usd` with a model the table does not know.
+    #[serde(default, deserialize_with = "de_models")]
+    pub models: Option<std::collections::BTreeMap<String, crate::llm::registry::ModelEntry>>,
+    /// Deprecated (read, with a warning): the earlier form of `models:` — prices and context
+    /// windows only.
     #[serde(default)]
-    pub prices: Option<std::collections::BTreeMap<String, crate::llm::pricing::Price>>,
+    pub prices: Option<std::collections::BTreeMap<String, LegacyPrice>>,
     /// Ignored, with a warning: a pull request could switch it on in its own copy of this file.
     /// Set the action input `allow-pull-request-target-fixes` (`--allow-pull-request-target-fixes`)
     /// instead.
@@ -693,12 +700,42 @@ fn de_positive<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error>
     }
 }
 
-fn de_thinking<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
-    match Option::<u32>::deserialize(d)? {
-        Some(n) if n < 1024 => Err(serde::de::Error::custom(
-            "must be at least 1024 (the smallest thinking budget the providers take)",
-        )),
-        v => Ok(v),
+type ModelEntries = std::collections::BTreeMap<String, crate::llm::registry::ModelEntry>;
+
+fn de_models<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ModelEntries>, D::Error> {
+    let models = Option::<ModelEntries>::deserialize(d)?;
+    for (id, entry) in models.iter().flatten() {
+        if let Some(problem) = entry.problem() {
+            return Err(serde::de::Error::custom(format!("`{id}`: {problem}")));
+        }
+    }
+    Ok(models)
+}
+
+/// An entry of the deprecated `prices:` key.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, JsonSchema, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LegacyPrice {
+    pub input: f64,
+    pub output: f64,
+    #[serde(default)]
+    pub cache_read: Option<f64>,
+    #[serde(default)]
+    pub cache_write: Option<f64>,
+    #[serde(default)]
+    pub context_window: Option<u64>,
+}
+
+impl From<LegacyPrice> for crate::llm::registry::ModelEntry {
+    fn from(p: LegacyPrice) -> Self {
+        crate::llm::registry::ModelEntry {
+            input: Some(p.input),
+            output: Some(p.output),
+            cache_read: p.cache_read,
+            cache_write: p.cache_write,
+            context_window: p.context_window,
+            ..Default::default()
+        }
     }
 }
 

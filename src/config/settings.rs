@@ -95,14 +95,18 @@ pub struct FlagLayer {
     #[arg(long, env = "QA_LOOP_MAX_TOOL_CALLS_PER_ITERATION", global = true, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tool_calls_per_iteration: Option<u32>,
-    /// Thinking budget of the reviewer (and the judge), in tokens (Anthropic extended thinking; OpenAI reasoning effort) [default: the model's]
-    #[arg(long, env = "QA_LOOP_REVIEWER_THINKING", global = true, value_name = "TOKENS",
-          value_parser = clap::value_parser!(u32).range(1024..))]
-    pub reviewer_thinking: Option<u32>,
-    /// Thinking budget of the fixer, in tokens [default: the model's]
-    #[arg(long, env = "QA_LOOP_FIXER_THINKING", global = true, value_name = "TOKENS",
-          value_parser = clap::value_parser!(u32).range(1024..))]
-    pub fixer_thinking: Option<u32>,
+    /// Thinking of the reviewer: tokens (≥ 1024) or low|medium|high|xhigh|max, sent as each model takes it [default: the model's]
+    #[arg(long, env = "QA_LOOP_REVIEWER_THINKING", global = true, value_name = "TOKENS|EFFORT",
+          value_parser = parse_thinking)]
+    pub reviewer_thinking: Option<crate::llm::Thinking>,
+    /// Thinking of the fixer: tokens (≥ 1024) or an effort level [default: the model's]
+    #[arg(long, env = "QA_LOOP_FIXER_THINKING", global = true, value_name = "TOKENS|EFFORT",
+          value_parser = parse_thinking)]
+    pub fixer_thinking: Option<crate::llm::Thinking>,
+    /// Thinking of the conversation judge: tokens (≥ 1024) or an effort level [default: the reviewer's]
+    #[arg(long, env = "QA_LOOP_JUDGE_THINKING", global = true, value_name = "TOKENS|EFFORT",
+          value_parser = parse_thinking)]
+    pub judge_thinking: Option<crate::llm::Thinking>,
     /// Time limit of the whole run, e.g. 45m
     #[arg(long, env = "QA_LOOP_TIMEOUT", global = true, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
@@ -221,6 +225,25 @@ fn parse_non_negative(s: &str) -> Result<f64, String> {
     }
 }
 
+fn parse_thinking(s: &str) -> Result<crate::llm::Thinking, String> {
+    s.parse()
+}
+
+/// The built-in registry with the config's `models:` over it; the deprecated `prices:` entries
+/// are read as `models:` entries (where `models:` does not name the same id), with a warning.
+fn registry(file: &ConfigFile, shown: &str) -> crate::llm::registry::Registry {
+    let mut entries = file.models.clone().unwrap_or_default();
+    if let Some(prices) = &file.prices {
+        tracing::warn!(
+            "{shown}: `prices:` is deprecated: write the same entries under `models:` (see docs/configuration.md#models)"
+        );
+        for (id, price) in prices {
+            entries.entry(id.clone()).or_insert_with(|| (*price).into());
+        }
+    }
+    crate::llm::registry::Registry::new(entries)
+}
+
 fn first<const N: usize>(options: [&Option<String>; N]) -> Option<String> {
     options.into_iter().find_map(|o| o.clone())
 }
@@ -278,8 +301,8 @@ pub struct Models {
     pub api_key: Option<Secret>,
     /// Retries and time limits of model requests.
     pub model_retry: crate::retry::RetryPolicy,
-    /// Prices from the config, over the built-in table.
-    pub prices: crate::llm::pricing::Prices,
+    /// The model registry: the built-in table with the config's `models:` over it.
+    pub registry: crate::llm::registry::Registry,
     pub replay_session: Option<PathBuf>,
 }
 
@@ -495,7 +518,7 @@ impl Settings {
                         timeout: file.model_timeout.map_or(d.timeout, |t| t.0),
                     }
                 },
-                prices: crate::llm::pricing::Prices::new(file.prices.clone().unwrap_or_default()),
+                registry: registry(file, &shown),
                 replay_session: flags
                     .replay_session
                     .clone()
@@ -508,6 +531,7 @@ impl Settings {
                 thinking: crate::llm::ThinkingBudgets {
                     reviewer: flags.reviewer_thinking.or(file.reviewer_thinking),
                     fixer: flags.fixer_thinking.or(file.fixer_thinking),
+                    judge: flags.judge_thinking.or(file.judge_thinking),
                 },
                 tool_caps: crate::agents::ToolCaps {
                     per_turn: flags

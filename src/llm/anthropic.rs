@@ -4,8 +4,10 @@
 
 use serde_json::{Value, json};
 
-use super::http::Transport;
-use super::types::{Content, Request, Response, Speaker, Stop, ThinkingBudgets, ToolCall, Usage};
+use super::http::{StreamFault, Transport};
+use super::registry::{Model, Registry, ThinkingStyle};
+use super::thinking::{Effort, Thinking, ThinkingBudgets};
+use super::types::{Content, Request, Response, Speaker, Stop, ToolCall, Usage};
 use super::{BoxFuture, Provider, ProviderError};
 use crate::secrets::Secret;
 
@@ -13,9 +15,13 @@ use crate::secrets::Secret;
 pub const API_VERSION: &str = "2023-06-01";
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 /// A current model, on no deprecation list (checked in CI against the `anthropic` SDK's data).
-pub const DEFAULT_MODEL: &str = "claude-sonnet-4-6";
-/// Output tokens per call (the API requires a limit; every current model allows this many).
+pub const DEFAULT_MODEL: &str = "claude-sonnet-5-5";
+/// Output tokens of an answer, thinking aside (the API requires a limit; every current model
+/// allows this many). Thinking raises the limit by its budget, up to the model's maximum.
 pub const MAX_OUTPUT_TOKENS: u32 = 8192;
+/// The largest `max_tokens` sent without streaming: the `anthropic` SDK refuses more unless the
+/// request streams (its rule: 3 600 s × max_tokens / 128 000 must not exceed 10 minutes).
+pub const NONSTREAMING_MAX: u32 = 21_333;
 
 pub struct Anthropic {
     transport: Transport,
@@ -23,6 +29,7 @@ pub struct Anthropic {
     key: Secret,
     default_model: String,
     thinking: ThinkingBudgets,
+    registry: Registry,
 }
 
 impl Anthropic {
@@ -44,13 +51,86 @@ impl Anthropic {
             key,
             default_model: default_model.unwrap_or(DEFAULT_MODEL).to_string(),
             thinking: ThinkingBudgets::default(),
+            registry: Registry::default(),
         }
     }
 
-    /// Extended thinking per agent (`thinking.budget_tokens`; the output limit grows by it).
+    /// Thinking per agent, sent the way each model takes it (see [`plan`]).
     pub fn with_thinking(mut self, thinking: ThinkingBudgets) -> Self {
         self.thinking = thinking;
         self
+    }
+
+    /// What the run knows about its models (output limits, thinking styles).
+    pub fn with_registry(mut self, registry: Registry) -> Self {
+        self.registry = registry;
+        self
+    }
+}
+
+/// The request settings that depend on the model and the agent's thinking.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub max_tokens: u32,
+    /// The `thinking` parameter, if any.
+    pub thinking: Option<Value>,
+    /// `output_config.effort`, if any.
+    pub effort: Option<Effort>,
+    /// Whether the request must stream (see [`NONSTREAMING_MAX`]).
+    pub stream: bool,
+}
+
+/// How a request to `id` is sized and how its thinking is asked for: a budget
+/// (`{"type": "enabled", "budget_tokens"}`) for Claude 4.5 and earlier, adaptive thinking with
+/// an effort level for Claude 4.6 and later (the Claude 5 family answers 400 to a budget), and
+/// nothing for a model that does not think. The output limit grows by the thinking, up to the
+/// model's maximum; past what the SDK sends without streaming, the request streams.
+pub fn plan(model: &Model, id: &str, thinking: Option<Thinking>) -> Plan {
+    let style = model.thinking.unwrap_or_else(|| guess_style(id));
+    let room = match (style, thinking) {
+        (ThinkingStyle::Budget | ThinkingStyle::Adaptive, Some(t)) => t.tokens(),
+        _ => 0,
+    };
+    let max_tokens = (MAX_OUTPUT_TOKENS + room).min(model.max_output.unwrap_or(u32::MAX));
+    let (thinking, effort) = match (style, thinking) {
+        (ThinkingStyle::Budget, Some(t)) => {
+            // The budget must stay below max_tokens, leaving room for the answer.
+            let budget = t
+                .tokens()
+                .min(max_tokens.saturating_sub(MAX_OUTPUT_TOKENS / 2))
+                .max(super::thinking::MIN_BUDGET);
+            (
+                Some(json!({"type": "enabled", "budget_tokens": budget})),
+                None,
+            )
+        }
+        (ThinkingStyle::Adaptive, Some(t)) => (
+            Some(json!({"type": "adaptive"})),
+            Some(t.effort().min(model.max_effort.unwrap_or(Effort::Max))),
+        ),
+        _ => (None, None),
+    };
+    let stream =
+        max_tokens > NONSTREAMING_MAX || model.nonstreaming_max.is_some_and(|m| max_tokens > m);
+    Plan {
+        max_tokens,
+        thinking,
+        effort,
+        stream,
+    }
+}
+
+/// The thinking style of a Claude model the registry does not know: adaptive from Claude 5 on
+/// (the first number in the id is the major version: `claude-sonnet-6`, `claude-3-7-sonnet`),
+/// a budget before.
+fn guess_style(id: &str) -> ThinkingStyle {
+    let id = id.rsplit('/').next().unwrap_or(id);
+    let major = id
+        .split(['-', '.', '@', ':'])
+        .find_map(|t| (t.len() < 4).then(|| t.parse::<u32>().ok()).flatten());
+    match major {
+        Some(m) if m >= 5 => ThinkingStyle::Adaptive,
+        _ => ThinkingStyle::Budget,
     }
 }
 
@@ -66,18 +146,32 @@ impl Provider for Anthropic {
         Box::pin(async move {
             let model = request.model.as_deref().unwrap_or(&self.default_model);
             let mut body = request_body(request, model);
-            if let Some(budget) = self.thinking.of(request.role) {
-                body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
-                body["max_tokens"] = json!(MAX_OUTPUT_TOKENS + budget);
+            let plan = plan(
+                &self.registry.model(model),
+                model,
+                self.thinking.of(request.role),
+            );
+            body["max_tokens"] = json!(plan.max_tokens);
+            if let Some(thinking) = plan.thinking {
+                body["thinking"] = thinking;
+            }
+            if let Some(effort) = plan.effort {
+                body["output_config"] = json!({"effort": effort.as_str()});
             }
             let headers = [
                 ("x-api-key", self.key.expose().to_string()),
                 ("anthropic-version", API_VERSION.to_string()),
             ];
-            let answer = self
-                .transport
-                .post_json("Anthropic", &self.url, &headers, &body)
-                .await?;
+            let answer = if plan.stream {
+                body["stream"] = json!(true);
+                self.transport
+                    .post_events("Anthropic", &self.url, &headers, &body, fold_events)
+                    .await?
+            } else {
+                self.transport
+                    .post_json("Anthropic", &self.url, &headers, &body)
+                    .await?
+            };
             parse_response(&answer, model)
         })
     }
@@ -258,6 +352,115 @@ pub fn parse_response(answer: &Value, model: &str) -> Result<Response, ProviderE
     Ok(response)
 }
 
+/// A streamed answer (server-sent events) folded into the answer JSON a non-streamed request
+/// gets: `message_start` gives the message, `content_block_*` its blocks (text, tool input as
+/// JSON fragments, thinking and its signature), `message_delta` the stop reason and final usage.
+/// An `error` event, or a stream that ends before `message_stop`, is a fault (retried when the
+/// error is one a retry can fix).
+pub fn fold_events(text: &str) -> Result<Value, StreamFault> {
+    let mut message: Option<Value> = None;
+    let mut blocks: Vec<Value> = Vec::new();
+    let mut inputs: Vec<String> = Vec::new();
+    let cut = |why: &str| StreamFault {
+        message: format!("the answer stream {why}"),
+        retryable: true,
+    };
+    for data in sse_data(text) {
+        let event: Value = serde_json::from_str(&data)
+            .map_err(|e| cut(&format!("holds an event that is not JSON ({e})")))?;
+        let index = event["index"].as_u64().unwrap_or(0) as usize;
+        match event["type"].as_str().unwrap_or_default() {
+            "message_start" => message = Some(event["message"].clone()),
+            "content_block_start" => {
+                blocks.resize(index + 1, Value::Null);
+                inputs.resize(index + 1, String::new());
+                blocks[index] = event["content_block"].clone();
+            }
+            "content_block_delta" => {
+                let Some(block) = blocks.get_mut(index) else {
+                    return Err(cut("has a delta for a block it never started"));
+                };
+                let delta = &event["delta"];
+                let append = |block: &mut Value, field: &str, key: &str| {
+                    let mut s = block[field].as_str().unwrap_or_default().to_string();
+                    s.push_str(delta[key].as_str().unwrap_or_default());
+                    block[field] = json!(s);
+                };
+                match delta["type"].as_str().unwrap_or_default() {
+                    "text_delta" => append(block, "text", "text"),
+                    "thinking_delta" => append(block, "thinking", "thinking"),
+                    "signature_delta" => append(block, "signature", "signature"),
+                    "input_json_delta" => {
+                        inputs[index].push_str(delta["partial_json"].as_str().unwrap_or_default())
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                if let Some(block) = blocks.get_mut(index)
+                    && block["type"] == "tool_use"
+                    && !inputs[index].trim().is_empty()
+                {
+                    block["input"] = serde_json::from_str(&inputs[index])
+                        .map_err(|e| cut(&format!("holds tool input that is not JSON ({e})")))?;
+                }
+            }
+            "message_delta" => {
+                let m = message
+                    .as_mut()
+                    .ok_or_else(|| cut("has no message_start"))?;
+                for (k, v) in event["delta"].as_object().into_iter().flatten() {
+                    m[k.as_str()] = v.clone();
+                }
+                for (k, v) in event["usage"].as_object().into_iter().flatten() {
+                    if !v.is_null() {
+                        m["usage"][k.as_str()] = v.clone();
+                    }
+                }
+            }
+            "message_stop" => {
+                let mut m = message.ok_or_else(|| cut("has no message_start"))?;
+                m["content"] = Value::Array(blocks.into_iter().filter(|b| !b.is_null()).collect());
+                return Ok(m);
+            }
+            "error" => {
+                let kind = event["error"]["type"].as_str().unwrap_or("error");
+                return Err(StreamFault {
+                    message: format!(
+                        "error in the answer stream ({kind}): {}",
+                        event["error"]["message"].as_str().unwrap_or_default()
+                    ),
+                    retryable: matches!(
+                        kind,
+                        "overloaded_error" | "api_error" | "rate_limit_error"
+                    ),
+                });
+            }
+            _ => {} // ping and events added later
+        }
+    }
+    Err(cut("ended before `message_stop` (the connection was cut)"))
+}
+
+/// The `data:` payloads of a server-sent event stream, one per event.
+fn sse_data(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut data = String::new();
+    for line in text.lines().chain(std::iter::once("")) {
+        if line.is_empty() {
+            if !data.is_empty() {
+                out.push(std::mem::take(&mut data));
+            }
+        } else if let Some(d) = line.strip_prefix("data:") {
+            if !data.is_empty() {
+                data.push('\n');
+            }
+            data.push_str(d.strip_prefix(' ').unwrap_or(d));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -396,5 +599,147 @@ mod tests {
             Anthropic::new(t, Some("http://127.0.0.1:9"), key, None).url,
             "http://127.0.0.1:9/v1/messages"
         );
+    }
+
+    #[test]
+    fn thinking_is_asked_for_as_each_model_takes_it() {
+        use crate::llm::thinking::{Effort, Thinking};
+        let r = Registry::default();
+        // Claude 4.5 and earlier: a budget, the output limit raised by it.
+        let p = plan(
+            &r.model("claude-haiku-4-5"),
+            "claude-haiku-4-5",
+            Some(Thinking::Tokens(2048)),
+        );
+        assert_eq!(
+            p.thinking,
+            Some(json!({"type": "enabled", "budget_tokens": 2048}))
+        );
+        assert_eq!(
+            (p.max_tokens, p.effort, p.stream),
+            (8192 + 2048, None, false)
+        );
+        // Claude 5: adaptive with an effort (a budget is a 400); a long limit streams.
+        let p = plan(
+            &r.model("claude-sonnet-5-5"),
+            "claude-sonnet-5-5",
+            Some(Thinking::Tokens(16_000)),
+        );
+        assert_eq!(p.thinking, Some(json!({"type": "adaptive"})));
+        assert_eq!(p.effort, Some(Effort::Medium));
+        assert_eq!((p.max_tokens, p.stream), (8192 + 16_000, true));
+        // An unknown Claude 6 id is treated as adaptive, an unknown 4.x one as a budget.
+        let p = plan(
+            &r.model("claude-sonnet-6"),
+            "claude-sonnet-6",
+            Some(Thinking::Effort(Effort::Low)),
+        );
+        assert_eq!(p.effort, Some(Effort::Low));
+        let p = plan(
+            &r.model("claude-opus-4-9"),
+            "claude-opus-4-9",
+            Some(Thinking::Effort(Effort::Low)),
+        );
+        assert_eq!(
+            p.thinking,
+            Some(json!({"type": "enabled", "budget_tokens": 4096}))
+        );
+        // The model's output limit caps the request, and the budget stays below it.
+        let p = plan(
+            &r.model("claude-opus-4-1"),
+            "claude-opus-4-1",
+            Some(Thinking::Effort(Effort::Max)),
+        );
+        assert_eq!(p.max_tokens, 32_000);
+        assert_eq!(
+            p.thinking,
+            Some(json!({"type": "enabled", "budget_tokens": 32_000 - 4096}))
+        );
+        // Over the SDK's non-streaming limit of this model.
+        assert!(p.stream);
+        // No thinking: the default limit, no stream; a model that does not think gets none.
+        let p = plan(&r.model("claude-sonnet-5-5"), "claude-sonnet-5-5", None);
+        assert_eq!(
+            (p.max_tokens, p.thinking.clone(), p.stream),
+            (8192, None, false)
+        );
+        let p = plan(
+            &r.model("claude-3-5-haiku"),
+            "claude-3-5-haiku",
+            Some(Thinking::Tokens(2048)),
+        );
+        assert_eq!((p.max_tokens, p.thinking), (8192, None));
+    }
+
+    #[test]
+    fn a_streamed_answer_folds_into_the_answer_json() {
+        let events = r#"event: message_start
+data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-5-5","content":[],"stop_reason":null,"usage":{"input_tokens":120,"output_tokens":1,"cache_read_input_tokens":100}}}
+
+event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Read calc"}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":".py first."}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQBsig"}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":0}
+
+event: ping
+data: {"type": "ping"}
+
+event: content_block_start
+data: {"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"read_file","input":{}}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"ca"}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"lc.py\"}"}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":1}
+
+event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":57}}
+
+event: message_stop
+data: {"type":"message_stop"}
+"#;
+        let answer = fold_events(events).unwrap();
+        let r = parse_response(&answer, "x").unwrap();
+        assert_eq!(r.model, "claude-sonnet-5-5");
+        assert_eq!(r.tool_calls[0].arguments, json!({"path": "calc.py"}));
+        assert_eq!(
+            r.thinking,
+            vec![Content::Thinking {
+                thinking: "Read calc.py first.".into(),
+                signature: "EqQBsig".into(),
+                redacted: None
+            }]
+        );
+        assert_eq!(
+            (
+                r.usage.input_tokens,
+                r.usage.output_tokens,
+                r.usage.cache_read_tokens
+            ),
+            (120, 57, 100)
+        );
+        assert_eq!(r.stop, Stop::Done);
+        // Cut before message_stop: retried; an overload event: retried; a bad request: not.
+        let cut = &events[..events.find("event: message_delta").unwrap()];
+        assert!(fold_events(cut).unwrap_err().retryable);
+        let overloaded = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+        let f = fold_events(overloaded).unwrap_err();
+        assert!(f.retryable && f.message.contains("Overloaded"), "{f:?}");
+        let bad = overloaded.replace("overloaded_error", "invalid_request_error");
+        assert!(!fold_events(&bad).unwrap_err().retryable);
     }
 }

@@ -54,6 +54,20 @@ pub fn https_client(timeout: Duration) -> Result<reqwest::Client, String> {
         .map_err(|e| format!("cannot set up HTTPS: {e}"))
 }
 
+/// What went wrong inside a streamed answer that arrived with a success status.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamFault {
+    pub message: String,
+    /// Whether another attempt may succeed (a cut stream, an overload).
+    pub retryable: bool,
+}
+
+/// Folds a server-sent event stream into the answer JSON.
+pub type FoldEvents = fn(&str) -> Result<Value, StreamFault>;
+
+/// How long a streamed answer may take in all: the `anthropic` SDK's longest expected request.
+const STREAM_LIMIT: Duration = Duration::from_secs(60 * 60);
+
 /// The JSON transport shared by the providers.
 #[derive(Debug, Clone)]
 pub struct Transport {
@@ -99,13 +113,22 @@ impl Transport {
         url: &str,
         headers: &HeaderMap,
         body: &[u8],
+        streamed: bool,
     ) -> Result<(u16, Option<Duration>, Result<String, String>), String> {
         let call = async {
-            let response = self
+            let mut request = self
                 .client
                 .post(url)
                 .headers(headers.clone())
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .header(reqwest::header::CONTENT_TYPE, "application/json");
+            if streamed {
+                // Events keep coming while a long answer is written: the per-request limit
+                // would cut it, so a streamed answer gets the SDK's longest request time.
+                request = request
+                    .header(reqwest::header::ACCEPT, "text/event-stream")
+                    .timeout(STREAM_LIMIT.max(self.retry.timeout));
+            }
+            let response = request
                 .body(body.to_vec())
                 .send()
                 .await
@@ -132,6 +155,30 @@ impl Transport {
         headers: &[(&'static str, String)],
         body: &Value,
     ) -> Result<Value, ProviderError> {
+        self.post(service, url, headers, body, None).await
+    }
+
+    /// As [`post_json`](Self::post_json) for a request that streams (`"stream": true`): the
+    /// event stream is read to its end and folded into the answer JSON by `fold`.
+    pub async fn post_events(
+        &self,
+        service: &str,
+        url: &str,
+        headers: &[(&'static str, String)],
+        body: &Value,
+        fold: FoldEvents,
+    ) -> Result<Value, ProviderError> {
+        self.post(service, url, headers, body, Some(fold)).await
+    }
+
+    async fn post(
+        &self,
+        service: &str,
+        url: &str,
+        headers: &[(&'static str, String)],
+        body: &Value,
+        fold: Option<FoldEvents>,
+    ) -> Result<Value, ProviderError> {
         let mut header_map = HeaderMap::new();
         for (name, value) in headers {
             let mut v = HeaderValue::from_str(value).map_err(|_| {
@@ -149,11 +196,25 @@ impl Transport {
         let body = crate::secrets::redact(&body).into_owned().into_bytes();
         let mut attempt = 0;
         loop {
-            let (why, wait) = match self.attempt(url, &header_map, &body).await {
+            let (why, wait) = match self.attempt(url, &header_map, &body, fold.is_some()).await {
                 Err(e) if e == DEADLINE => {
                     return Err(ProviderError::Unavailable(format!("{service}: {DEADLINE}")));
                 }
                 Err(e) => (format!("{service}: {e}"), None),
+                Ok((status, wait, Ok(text)))
+                    if (200..300).contains(&status)
+                        && let Some(fold) = fold
+                        && looks_like_events(&text) =>
+                {
+                    match fold(&text) {
+                        Ok(answer) => return Ok(answer),
+                        Err(f) if !f.retryable => {
+                            let why = format!("{service}: {}", f.message);
+                            return Err(ProviderError::Fatal(self.scrub(&why)));
+                        }
+                        Err(f) => (format!("{service}: {}", f.message), wait),
+                    }
+                }
                 Ok((status, wait, Ok(text))) if (200..300).contains(&status) => {
                     let answer: Value = serde_json::from_str(&text).map_err(|e| {
                         ProviderError::Fatal(self.scrub(&format!(
@@ -245,6 +306,13 @@ impl Transport {
             _ => text.to_string(),
         }
     }
+}
+
+/// Whether a successful answer is an event stream (a server may answer a streamed request
+/// with plain JSON, which is read as such).
+fn looks_like_events(text: &str) -> bool {
+    let start = text.trim_start();
+    start.starts_with("event:") || start.starts_with("data:") || start.starts_with(':')
 }
 
 /// Said when the run's time limit ends a call.

@@ -1,21 +1,22 @@
 //! Model providers: shared conversation types ([`types`]), the [`Provider`] trait, the
 //! Anthropic ([`anthropic`]) and OpenAI(-compatible) ([`openai`]) wire formats over one HTTP
-//! transport with retries ([`http`]), the price table ([`pricing`]), and the `replay` provider.
+//! transport with retries ([`http`]), the model registry ([`registry`]), thinking settings ([`thinking`]), and the `replay` provider.
 
 pub mod anthropic;
 pub mod http;
 pub mod openai;
-pub mod pricing;
+pub mod registry;
 pub mod replay;
 pub mod responses;
+pub mod thinking;
 pub mod types;
 
 use std::future::Future;
 use std::pin::Pin;
 
+pub use thinking::{Effort, Thinking, ThinkingBudgets};
 pub use types::{
-    AgentRole, Content, Message, Request, Response, Speaker, Stop, ThinkingBudgets, ToolCall,
-    ToolSpec, Usage,
+    AgentRole, Content, Message, Request, Response, Speaker, Stop, ToolCall, ToolSpec, Usage,
 };
 
 /// A boxed future, so providers can be chosen at run time (`Box<dyn Provider>`).

@@ -5,12 +5,16 @@
 use serde_json::{Value, json};
 
 use super::http::Transport;
+use super::registry::{Api, Registry, ThinkingStyle};
+use super::thinking::Effort;
 use super::types::{Content, Request, Response, Speaker, Stop, ToolCall, Usage};
 use super::{BoxFuture, Provider, ProviderError};
 use crate::secrets::Secret;
 
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
-pub const DEFAULT_MODEL: &str = "gpt-5";
+/// A current model (checked in CI against the `openai` SDK's model list); it speaks the
+/// Responses API.
+pub const DEFAULT_MODEL: &str = "gpt-6.2-sol";
 /// The Azure OpenAI API version used when the base URL names none.
 /// Reasoning deployments refuse older dated versions (Azure's v1 API, `/openai/v1`, takes none).
 pub const AZURE_API_VERSION: &str = "2025-04-01-preview";
@@ -23,7 +27,8 @@ pub struct OpenAi {
     default_model: String,
     /// `openai` or `openai-compatible` (error texts and logs).
     label: &'static str,
-    thinking: super::types::ThinkingBudgets,
+    thinking: super::thinking::ThinkingBudgets,
+    registry: Registry,
 }
 
 impl OpenAi {
@@ -44,13 +49,50 @@ impl OpenAi {
             default_model: default_model.to_string(),
             label,
             thinking: Default::default(),
+            registry: Registry::default(),
         }
     }
 
-    /// `reasoning_effort` per agent, from its thinking budget (reasoning models only).
-    pub fn with_thinking(mut self, thinking: super::types::ThinkingBudgets) -> Self {
+    /// Reasoning effort per agent, from its thinking setting (reasoning models only).
+    pub fn with_thinking(mut self, thinking: super::thinking::ThinkingBudgets) -> Self {
         self.thinking = thinking;
         self
+    }
+
+    /// What the run knows about its models (API, reasoning).
+    pub fn with_registry(mut self, registry: Registry) -> Self {
+        self.registry = registry;
+        self
+    }
+
+    /// The API `model` is called through (see [`api`]).
+    pub fn api(&self, model: &str) -> Api {
+        api(self.label != "openai", &self.registry, model)
+    }
+
+    /// The effort sent for `role` on `model`: none for a model that does not reason, at most the
+    /// model's highest level.
+    fn effort(&self, model: &str, role: super::AgentRole) -> Option<Effort> {
+        let info = self.registry.model(model);
+        if info.thinking == Some(ThinkingStyle::None) {
+            return None;
+        }
+        let t = self.thinking.of(role)?;
+        Some(t.effort().min(info.max_effort.unwrap_or(Effort::Max)))
+    }
+}
+
+/// The API `model` is called through: the registry's for OpenAI itself (a model it does not
+/// know: the Responses API for the families that need it), Chat Completions for a compatible
+/// server unless the config's `models:` entry says otherwise.
+pub fn api(compatible: bool, registry: &Registry, model: &str) -> Api {
+    if compatible {
+        return registry.configured_api(model).unwrap_or(Api::Chat);
+    }
+    match registry.model(model).api {
+        Some(Api::Messages) | None if super::responses::needs_responses(model) => Api::Responses,
+        Some(Api::Messages) | None => Api::Chat,
+        Some(api) => api,
     }
 }
 
@@ -104,10 +146,8 @@ impl Provider for OpenAi {
     ) -> BoxFuture<'a, Result<Response, ProviderError>> {
         Box::pin(async move {
             let model = request.model.as_deref().unwrap_or(&self.default_model);
-            let effort = self.thinking.of(request.role).map(super::types::effort);
-            // The provider `openai` (not a compatible server) speaks the Responses API to the
-            // models that need it.
-            let responses = self.label == "openai" && super::responses::needs_responses(model);
+            let effort = self.effort(model, request.role).map(Effort::as_str);
+            let responses = self.api(model) == Api::Responses;
             let (url, body) = if responses {
                 (
                     self.url.replace("/chat/completions", "/responses"),

@@ -8,12 +8,14 @@ use serde_json::{Value, json};
 use super::ProviderError;
 use super::types::{Content, Request, Response, Speaker, Stop, ToolCall};
 
-/// Which OpenAI API a model needs: the Responses API for Responses-only models (`*-pro`,
-/// codex models) and the GPT-5 point releases (`gpt-5.1`, `gpt-5.4`, …), Chat Completions for
-/// the rest (and for every compatible server).
+/// Which OpenAI API a model the registry does not know needs: the Responses API for
+/// Responses-only models (`*-pro`, codex models), the GPT-5 point releases (`gpt-5.1`,
+/// `gpt-5.4`, …) and the GPT-6 families (function calling on Chat Completions only without
+/// reasoning), Chat Completions for the rest.
 pub fn needs_responses(model: &str) -> bool {
     let id = model.rsplit('/').next().unwrap_or(model);
-    id.contains("codex")
+    id.starts_with("gpt-6")
+        || id.contains("codex")
         || id.ends_with("-pro")
         || id.contains("-pro-")
         || id
@@ -176,6 +178,8 @@ mod tests {
             "gpt-5.5",
             "o3-pro",
             "codex-mini-latest",
+            "gpt-6.1-sol",
+            "gpt-6-luna",
         ] {
             assert!(needs_responses(m), "{m}");
         }

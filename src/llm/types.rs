@@ -52,32 +52,6 @@ pub enum Content {
     Reasoning(serde_json::Value),
 }
 
-/// Thinking (reasoning) budgets in tokens per agent; `None`: the model's default (no extended
-/// thinking). The judge thinks like the reviewer.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ThinkingBudgets {
-    pub reviewer: Option<u32>,
-    pub fixer: Option<u32>,
-}
-
-impl ThinkingBudgets {
-    pub fn of(&self, role: AgentRole) -> Option<u32> {
-        match role {
-            AgentRole::Reviewer | AgentRole::Judge => self.reviewer,
-            AgentRole::Fixer => self.fixer,
-        }
-    }
-}
-
-/// `reasoning_effort` (OpenAI) for a thinking budget.
-pub fn effort(budget: u32) -> &'static str {
-    match budget {
-        0..=4_096 => "low",
-        4_097..=16_384 => "medium",
-        _ => "high",
-    }
-}
-
 /// Who speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Speaker {

@@ -71,7 +71,7 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
             settings.limits.max_cost_usd,
             deadline(settings),
         )
-        .with_prices(settings.models.prices.clone()),
+        .with_registry(settings.models.registry.clone()),
     );
     if let Err(e) = ctx.cancel.on_signals() {
         tracing::warn!("cannot watch SIGINT/SIGTERM: {e}");

@@ -51,6 +51,8 @@ pub fn provider(
         .with_stop(stop.cloned());
     let base_url = settings.models.base_url.as_deref();
     let thinking = settings.limits.thinking;
+    let registry = settings.models.registry.clone();
+    warn_unthinking(settings);
     Ok(match kind {
         ProviderKind::Anthropic => Box::new(
             Anthropic::new(
@@ -59,7 +61,8 @@ pub fn provider(
                 key.ok_or_else(|| need_key("ANTHROPIC_API_KEY"))?,
                 default_model,
             )
-            .with_thinking(thinking),
+            .with_thinking(thinking)
+            .with_registry(registry),
         ),
         ProviderKind::Openai => Box::new(
             OpenAi::new(
@@ -69,7 +72,8 @@ pub fn provider(
                 default_model.unwrap_or_default(),
                 "openai",
             )
-            .with_thinking(thinking),
+            .with_thinking(thinking)
+            .with_registry(registry),
         ),
         ProviderKind::OpenaiCompatible => {
             let base = base_url.ok_or_else(|| {
@@ -79,7 +83,8 @@ pub fn provider(
             })?;
             Box::new(
                 OpenAi::new(transport, Some(base), key, models[0], "openai-compatible")
-                    .with_thinking(thinking),
+                    .with_thinking(thinking)
+                    .with_registry(registry),
             )
         }
         ProviderKind::Replay => unreachable!("handled above"),
@@ -108,10 +113,10 @@ fn models<'a>(
     if settings.limits.max_cost_usd.is_some()
         && let Some(m) = models
             .iter()
-            .find(|m| settings.models.prices.of(m).is_none())
+            .find(|m| settings.models.registry.price(m).is_none())
     {
         return Err(RunError::Usage(format!(
-            "--max-cost-usd needs the price of model `{m}`, which the built-in table does not know: add it under `prices:` in the config (USD per million tokens: input, output)"
+            "--max-cost-usd needs the price of model `{m}`, which the built-in table does not know: add it under `models:` in the config (`{m}: {{input: …, output: …}}`, USD per million tokens)"
         )));
     }
     Ok(models)
@@ -126,25 +131,124 @@ pub fn default_model(kind: ProviderKind) -> Option<&'static str> {
     }
 }
 
-/// The reviewer's and the fixer's models as the run will call them, with their prices (`None`:
-/// unknown, so their cost is not counted).
-pub fn resolved_models(
-    settings: &Settings,
-) -> Vec<(
-    &'static str,
-    Option<String>,
-    Option<crate::llm::pricing::Price>,
-)> {
-    let default = settings.models.provider.and_then(default_model);
+/// A model as the run will call it.
+#[derive(Debug, Clone)]
+pub struct ResolvedModel {
+    pub role: &'static str,
+    pub id: String,
+    /// The API it is called through.
+    pub api: crate::llm::registry::Api,
+    pub info: crate::llm::registry::Model,
+    pub thinking: Option<crate::llm::Thinking>,
+}
+
+/// The reviewer's and the fixer's models as the run will call them (those the settings name or
+/// the provider defaults to), with what the registry knows of them.
+pub fn resolved_models(settings: &Settings) -> Vec<ResolvedModel> {
+    use crate::llm::AgentRole;
+    use crate::llm::registry::Api;
+    let kind = settings.models.provider;
+    let default = kind.and_then(default_model);
+    let registry = &settings.models.registry;
     [
-        ("reviewer", &settings.models.reviewer_model),
-        ("fixer", &settings.models.fixer_model),
+        (
+            "reviewer",
+            AgentRole::Reviewer,
+            &settings.models.reviewer_model,
+        ),
+        ("fixer", AgentRole::Fixer, &settings.models.fixer_model),
     ]
     .into_iter()
-    .map(|(role, m)| {
-        let model = m.clone().or_else(|| default.map(str::to_string));
-        let price = model.as_deref().and_then(|m| settings.models.prices.of(m));
-        (role, model, price)
+    .filter_map(|(role, agent, m)| {
+        let id = m.clone().or_else(|| default.map(str::to_string))?;
+        let api = match kind {
+            Some(ProviderKind::Anthropic) => Api::Messages,
+            Some(ProviderKind::Openai) => crate::llm::openai::api(false, registry, &id),
+            _ => crate::llm::openai::api(true, registry, &id),
+        };
+        Some(ResolvedModel {
+            role,
+            info: registry.model(&id),
+            id,
+            api,
+            thinking: settings.limits.thinking.of(agent),
+        })
     })
     .collect()
+}
+
+impl ResolvedModel {
+    /// For `validate --json`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "model": self.id,
+            "api": self.api,
+            "context_window": self.info.context_window,
+            "max_output": self.info.max_output,
+            "thinking_style": self.info.thinking,
+            "thinking": self.thinking,
+            "price": self.info.price,
+            "source": self.info.source,
+        })
+    }
+
+    /// One line for `validate`.
+    pub fn describe(&self) -> String {
+        use crate::llm::registry::ThinkingStyle;
+        let m = &self.info;
+        let mut parts = vec![format!("{} API", self.api.as_str())];
+        parts.push(format!("context {} tokens", m.context_window));
+        if let Some(out) = m.max_output {
+            parts.push(format!("output ≤ {out} tokens"));
+        }
+        match (m.thinking, self.thinking) {
+            (Some(ThinkingStyle::None), Some(t)) => {
+                parts.push(format!("does not think (thinking {t} ignored)"))
+            }
+            (Some(style), Some(t)) => parts.push(format!("thinking {} ({t})", style.as_str())),
+            (None, Some(t)) => parts.push(format!("thinking {t}")),
+            _ => {}
+        }
+        let price = match &m.price {
+            Some(p) => {
+                let r = &p.rates;
+                let mut text = format!("${} in / ${} out per million tokens", r.input, r.output);
+                if let (Some(read), Some(write)) = (r.cache_read, r.cache_write) {
+                    text.push_str(&format!(", cache read ${read} / write ${write}"));
+                }
+                if let Some(l) = &p.long_context {
+                    text.push_str(&format!(
+                        "; prompts over {} tokens ${} in / ${} out",
+                        l.above, l.rates.input, l.rates.output
+                    ));
+                }
+                text
+            }
+            None => "no price known: its cost is not counted (add it under `models:`)".into(),
+        };
+        let source = m
+            .source
+            .map_or("not in the registry".to_string(), |s| format!("from {s}"));
+        format!(
+            "{}: {} — {}; {} [{source}]",
+            self.role,
+            self.id,
+            parts.join(", "),
+            price
+        )
+    }
+}
+
+/// Thinking asked of a model that does not think is ignored: say so once, before the run.
+fn warn_unthinking(settings: &Settings) {
+    use crate::llm::registry::ThinkingStyle;
+    for m in resolved_models(settings) {
+        if let (Some(t), Some(ThinkingStyle::None)) = (m.thinking, m.info.thinking) {
+            tracing::warn!(
+                "the {} model `{}` does not think: its thinking setting ({t}) is ignored",
+                m.role,
+                m.id
+            );
+        }
+    }
 }
