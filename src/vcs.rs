@@ -37,12 +37,15 @@ async fn output(mut cmd: Command, args: &[&str]) -> Result<String, String> {
 /// hooks, no fsmonitor, no terminal prompt; the checkout marked safe (the global
 /// `safe.directory` is not read). `config` adds entries, passed by environment, never argv.
 fn isolated(root: &Path, config: &[(&str, &str)]) -> Command {
+    // The checkout as given and as the file system resolves it (a symlinked workspace).
     let safe = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
-    let safe = safe.display().to_string();
+    let real = std::fs::canonicalize(root).unwrap_or_else(|_| safe.clone());
+    let (safe, real) = (safe.display().to_string(), real.display().to_string());
     let mut entries: Vec<(&str, &str)> = vec![
         ("core.hooksPath", "/dev/null"),
         ("core.fsmonitor", "false"),
         ("safe.directory", &safe),
+        ("safe.directory", &real),
     ];
     entries.extend_from_slice(config);
     let mut cmd = Command::new("git");
@@ -128,6 +131,108 @@ pub async fn git_auth(root: &Path, auth: &Auth, args: &[&str]) -> Result<String,
     result.map_err(|e| e.replace(token.expose(), "***"))
 }
 
+/// What the change under review is compared with, decided once before the run
+/// (`run::base`). Everything that needs the change — the reviewer's diff, pattern checks, the
+/// coverage of added lines, annotations — fails with the reason when it is unresolved, never
+/// silently finds "no change".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiffBase {
+    /// A revision: the change is its merge base with `HEAD` to the working tree.
+    Rev(String),
+    /// It could not be determined, and why.
+    Unresolved(String),
+}
+
+impl DiffBase {
+    /// The revision, or why there is none.
+    pub fn rev(&self) -> Result<&str, String> {
+        match self {
+            DiffBase::Rev(r) => Ok(r),
+            DiffBase::Unresolved(why) => Err(format!("the change could not be determined: {why}")),
+        }
+    }
+}
+
+impl From<&str> for DiffBase {
+    fn from(rev: &str) -> Self {
+        DiffBase::Rev(rev.to_string())
+    }
+}
+
+/// git's empty tree: the base of a repository without commits (every file is new).
+pub const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+/// Whether `root` is inside a git work tree.
+pub async fn in_work_tree(root: &Path) -> bool {
+    git(root, &["rev-parse", "--is-inside-work-tree"])
+        .await
+        .is_ok_and(|o| o.trim() == "true")
+}
+
+/// The merge base of `a` and `b`, or why there is none.
+pub async fn merge_base_of(root: &Path, a: &str, b: &str) -> Result<String, String> {
+    let sha = git(root, &["merge-base", a, b]).await?;
+    let sha = sha.trim();
+    if sha.is_empty() {
+        return Err(format!("{a} and {b} have no common history"));
+    }
+    Ok(sha.to_string())
+}
+
+/// The full commit id `rev` names.
+pub async fn commit_id(root: &Path, rev: &str) -> Result<String, String> {
+    let out = git(
+        root,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{commit}}"),
+        ],
+    )
+    .await
+    .map_err(|_| format!("`{rev}` names no commit in this repository"))?;
+    Ok(out.trim().to_string())
+}
+
+/// Fetches `origin`'s `branch` into `refs/remotes/origin/<branch>`. In a shallow clone (the
+/// `actions/checkout` default) both the branch and `HEAD` are fetched `depth` commits deep, so
+/// that their merge base can appear; in a full clone the branch is fetched whole.
+pub async fn fetch_branch(
+    root: &Path,
+    auth: Option<&Auth>,
+    branch: &str,
+    depth: u32,
+) -> Result<(), String> {
+    let refspec = format!("+refs/heads/{branch}:refs/remotes/origin/{branch}");
+    let shallow = git(root, &["rev-parse", "--is-shallow-repository"])
+        .await
+        .is_ok_and(|o| o.trim() == "true");
+    let depth = format!("--depth={depth}");
+    let head = commit_id(root, "HEAD").await.ok();
+    let mut args = vec!["fetch", "--no-tags", "--no-recurse-submodules", "--quiet"];
+    if shallow {
+        args.push(&depth);
+    }
+    args.extend(["origin", refspec.as_str()]);
+    if let (Some(h), true) = (&head, shallow) {
+        let mut with_head = args.clone();
+        with_head.push(h);
+        // A server that refuses a commit it does not advertise still gives the branch.
+        if fetch_with(root, auth, &with_head).await.is_ok() {
+            return Ok(());
+        }
+    }
+    fetch_with(root, auth, &args).await.map(drop)
+}
+
+async fn fetch_with(root: &Path, auth: Option<&Auth>, args: &[&str]) -> Result<String, String> {
+    match auth {
+        Some(a) => git_auth(root, a, args).await,
+        None => git(root, args).await,
+    }
+}
+
 /// The commit to diff against: the merge base of `base` and `HEAD` (what a pull request changes),
 /// or `base` itself when there is none (`HEAD`, a shallow clone).
 pub async fn merge_base(root: &Path, base: &str) -> String {
@@ -138,8 +243,8 @@ pub async fn merge_base(root: &Path, base: &str) -> String {
 }
 
 /// The change under review: `git diff <merge-base>` plus the untracked files (by name).
-pub async fn diff(root: &Path, base: &str) -> Result<String, String> {
-    let base = merge_base(root, base).await;
+pub async fn diff(root: &Path, base: &DiffBase) -> Result<String, String> {
+    let base = merge_base(root, base.rev()?).await;
     let mut out = git(root, &["diff", "--no-color", "--no-ext-diff", &base, "--"]).await?;
     let untracked = git(root, &["ls-files", "--others", "--exclude-standard"]).await?;
     let files: Vec<&str> = untracked.lines().filter(|l| !l.is_empty()).collect();
@@ -204,15 +309,6 @@ pub async fn diff_trees(root: &Path, from: &str, to: &str) -> Result<String, Str
     .await
 }
 
-/// The default diff base: the PR base branch (`GITHUB_BASE_REF` in Actions), else `HEAD`
-/// (uncommitted work).
-pub fn default_base(base_ref: Option<&str>) -> String {
-    match base_ref {
-        Some(b) if !b.is_empty() => format!("origin/{b}"),
-        _ => "HEAD".to_string(),
-    }
-}
-
 /// Whether `rev` names a commit in the repository at `root`.
 pub async fn resolves(root: &Path, rev: &str) -> bool {
     git(
@@ -236,8 +332,8 @@ const MAX_UNTRACKED_BYTES: u64 = 1024 * 1024;
 
 /// The lines added since the merge base of `base` (working tree, staged or not), plus every line
 /// of untracked files (text files up to 1 MiB).
-pub async fn added_lines(root: &Path, base: &str) -> Result<AddedLines, String> {
-    let base = merge_base(root, base).await;
+pub async fn added_lines(root: &Path, base: &DiffBase) -> Result<AddedLines, String> {
+    let base = merge_base(root, base.rev()?).await;
     let diff = git(
         root,
         &[
@@ -390,7 +486,7 @@ new file mode 100644
         std::fs::write(dir.path().join("a.py"), "one\nTWO\nthree\n").unwrap();
         std::fs::write(dir.path().join("b.py"), "new\n").unwrap();
         let got = crate::test_support::rt()
-            .block_on(added_lines(dir.path(), "HEAD"))
+            .block_on(added_lines(dir.path(), &"HEAD".into()))
             .unwrap();
         assert_eq!(
             got["a.py"],

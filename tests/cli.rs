@@ -250,6 +250,196 @@ fn validate_shows_the_models_from_the_registry_and_the_config() {
     );
 }
 
+/// Issue 18, points 1 and 7: outside a git work tree `run` exits 2 saying so (it went on and
+/// approved); a committed feature branch reviewed locally with `--base main` is gated on the
+/// branch's change (its private key is found — against `HEAD` it reviewed nothing); a base that
+/// names nothing exits 2.
+#[test]
+fn a_local_branch_is_reviewed_against_its_base_and_outside_git_run_exits_2() {
+    let approve = json!({"calls": [verdict("approved", 95, "")]});
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("session.json"), approve.to_string()).unwrap();
+    std::fs::write(dir.path().join("qa-loop.yml"), "risk_level: trivial\n").unwrap();
+    let o = replay_run(dir.path(), &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not inside a git work tree"),
+        "{}",
+        stderr(&o)
+    );
+
+    let d = dir.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    std::fs::write(d.join(".gitignore"), ".qa-loop/\nsession.json\n").unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "base"]);
+    git(d, &["checkout", "-q", "-b", "feature"]);
+    std::fs::write(
+        d.join("deploy.pem"),
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n-----END RSA PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "add the deploy key"]);
+    let patterns = |d: &Path| -> Value {
+        let r = qa_result(d);
+        r["history"][0]["verification"]["gates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"] == "patterns")
+            .cloned()
+            .unwrap()
+    };
+    let o = replay_run(d, &["--mode", "review", "--base", "main"]);
+    assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(patterns(d)["status"], "failed");
+    assert!(qa_result(d)["issues"].to_string().contains("deploy.pem"));
+    // Without a base the change is the uncommitted work: none.
+    let o = replay_run(d, &["--mode", "review"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(patterns(d)["status"], "passed");
+    let o = qa(d, &["validate", "--base", "main"]);
+    assert!(stdout(&o).contains("base: main"), "{}", stdout(&o));
+    let o = replay_run(d, &["--base", "no-such-branch"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--base no-such-branch"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Issue 18, point 3: a reviewer returning `criteria: []` approved a change with two criteria,
+/// and an `approved` verdict with a criterion `met: false` ended approved. Now the criteria the
+/// verdict leaves out are asked for once; still out, they are not judged (not met), and an unmet
+/// criterion rejects. The criteria suite of the JUnit file has one case per criterion.
+#[test]
+fn every_criterion_is_judged_and_words_cannot_approve_an_unmet_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    git(d, &["init", "-q"]);
+    std::fs::write(d.join(".gitignore"), ".qa-loop/\nsession.json\n").unwrap();
+    std::fs::write(d.join("qa-loop.yml"), "risk_level: trivial\nacceptance_criteria:\n  - Users can log in\n  - Sessions expire after 30 minutes\n").unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "init"]);
+    let with_criteria = |criteria: Value| {
+        let mut v = verdict("approved", 95, "");
+        v["tool_calls"][0]["arguments"]["criteria"] = criteria;
+        v
+    };
+    let session = json!({"calls": [
+        with_criteria(json!([])),
+        with_criteria(json!([{"criterion": "Users can log in", "met": true, "evidence": "auth.py:10"}])),
+    ]});
+    std::fs::write(d.join("session.json"), session.to_string()).unwrap();
+    let o = replay_run(d, &["--mode", "review"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let r = qa_result(d);
+    assert_eq!(
+        r["model_calls"], 2,
+        "one follow-up for the criteria left out"
+    );
+    let criteria: Vec<(String, bool)> = r["criteria"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["criterion"].as_str().unwrap().to_string(),
+                c["met"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        criteria,
+        [
+            ("Users can log in".to_string(), true),
+            ("Sessions expire after 30 minutes".to_string(), false)
+        ]
+    );
+    let junit = std::fs::read_to_string(d.join(".qa-loop/qa-loop-junit.xml")).unwrap();
+    assert!(
+        junit.contains(r#"<testsuite name="qa-loop acceptance criteria" tests="2""#),
+        "{junit}"
+    );
+
+    // Every criterion judged, one unmet: rejected although the verdict says approved.
+    let session = json!({"calls": [with_criteria(json!([
+        {"criterion": "Users can log in", "met": true, "evidence": "auth.py:10"},
+        {"criterion": "Sessions expire after 30 minutes", "met": false, "evidence": "no expiry"}
+    ]))]});
+    std::fs::write(d.join("session.json"), session.to_string()).unwrap();
+    let o = replay_run(d, &["--mode", "review"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let r = qa_result(d);
+    assert_eq!(r["model_calls"], 1);
+    assert!(
+        r["issues"]
+            .to_string()
+            .contains("Acceptance criterion not met: Sessions expire"),
+        "{}",
+        r["issues"]
+    );
+}
+
+/// Issue 18, points 5 and 8: a suite with only report globs (results of other jobs) is read,
+/// not run — `validate` no longer calls the project test-less or the gate failing — and an
+/// advisory gate's failure is no `<failure>` in the JUnit file of an approved run.
+#[test]
+fn a_suite_of_reports_from_other_jobs_is_read_and_advisory_gates_stay_green_in_junit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    git(d, &["init", "-q"]);
+    std::fs::write(d.join(".gitignore"), ".qa-loop/\nsession.json\n").unwrap();
+    std::fs::write(
+        d.join("qa-loop.yml"),
+        "risk_level: low\nunit_tests:\n  required: true\n  junit: [\"artifacts/*.xml\"]\n",
+    )
+    .unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "init"]);
+    std::fs::create_dir_all(d.join("artifacts")).unwrap();
+    std::fs::write(
+        d.join("artifacts/shard-1.xml"),
+        r#"<testsuite name="s" tests="2"><testcase classname="t" name="a"/><testcase classname="t" name="b"/></testsuite>"#,
+    )
+    .unwrap();
+    let o = qa(d, &["validate"]);
+    let out = stdout(&o);
+    assert!(!out.contains("no tests configured"), "{out}");
+    assert!(
+        out.contains("results are read from reports produced elsewhere"),
+        "{out}"
+    );
+    assert!(out.contains("junit: artifacts/*.xml"), "{out}");
+    // A TODO on an added line: the advisory pattern gate fails, the run is approved.
+    std::fs::write(d.join("app.py"), "x = 1  # TODO: tidy\n").unwrap();
+    let session = json!({"calls": [verdict("approved", 95, "")]});
+    std::fs::write(d.join("session.json"), session.to_string()).unwrap();
+    let o = replay_run(d, &["--mode", "review"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = qa_result(d);
+    let gates = r["history"][0]["verification"]["gates"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let unit = gates.iter().find(|g| g["name"] == "unit_tests").unwrap();
+    assert_eq!(unit["status"], "passed");
+    assert!(
+        unit["summary"].as_str().unwrap().contains("2 passed"),
+        "{unit}"
+    );
+    let advisory = gates
+        .iter()
+        .find(|g| g["name"] == "patterns:advisory")
+        .unwrap();
+    assert_eq!(advisory["status"], "failed", "{advisory}");
+    let junit = std::fs::read_to_string(d.join(".qa-loop/qa-loop-junit.xml")).unwrap();
+    assert!(!junit.contains("<failure"), "{junit}");
+    assert!(junit.contains("advisory, not met"), "{junit}");
+}
+
 fn plan_with_history(titles: [&str; 3]) -> Value {
     let history: Vec<Value> = titles
         .iter()

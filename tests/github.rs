@@ -584,15 +584,17 @@ fn project(dir: &Path, calls: Value) {
         json!({"calls": calls}).to_string(),
     )
     .unwrap();
-    git(dir, &["init", "-q", "-b", "changes"]);
+    // The base branch (`master` in the payload) and the PR branch (`changes`) on a local bare
+    // remote, kept inside `.git/` so it is never part of the working tree.
+    git(dir, &["init", "-q", "-b", "master"]);
+    git(dir, &["commit", "-q", "--allow-empty", "-m", "base"]);
+    git(dir, &["checkout", "-q", "-b", "changes"]);
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-q", "-m", "init"]);
-    // The PR branch (`changes` in the payload) on a local bare remote, kept inside `.git/` so
-    // it is never part of the working tree.
     let remote = dir.join(".git/remote.git");
     git(dir, &["init", "-q", "--bare", remote.to_str().unwrap()]);
     git(dir, &["remote", "add", "origin", remote.to_str().unwrap()]);
-    git(dir, &["push", "-q", "origin", "changes"]);
+    git(dir, &["push", "-q", "origin", "master", "changes"]);
 }
 
 /// A webhook payload from `tests/fixtures/github/events/`.
@@ -766,7 +768,11 @@ fn an_approved_run_completes_one_check_and_one_comment_in_few_requests() {
     assert!(log.contains("QA-Loop-Iteration: 1"), "{log}");
     let first = git_out(&remote, &["rev-list", "--max-parents=0", "changes"]);
     git_out(&remote, &["merge-base", "--is-ancestor", &first, "changes"]);
-    assert_eq!(git_out(&remote, &["rev-list", "--count", "changes"]), "2");
+    assert_eq!(
+        git_out(&remote, &["rev-list", "--count", "changes"]),
+        "3",
+        "base, PR, fix"
+    );
     let files = git_out(&remote, &["show", "--name-only", "--format=", "changes"]);
     assert_eq!(files, "calc.py", "only the fixer's change, never .qa-loop/");
     assert!(!stderr(&o).contains(TOKEN));
@@ -1106,7 +1112,11 @@ fn a_moved_branch_is_rebased_onto_once_else_the_patch_is_attached() {
             );
         } else {
             git_out(&remote, &["merge-base", "--is-ancestor", &moved, "changes"]);
-            assert_eq!(git_out(&remote, &["rev-list", "--count", "changes"]), "3");
+            assert_eq!(
+                git_out(&remote, &["rev-list", "--count", "changes"]),
+                "4",
+                "base, PR, the other commit, fix"
+            );
             let subject = git_out(&remote, &["log", "-1", "--format=%s", "changes"]);
             assert!(subject.starts_with("qa-loop: fix"), "{subject}");
             assert!(!body.contains("Fixes not pushed"));
@@ -1421,7 +1431,11 @@ fn only_the_best_state_is_pushed() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let remote = dir.path().join(".git/remote.git");
     // Best = iteration 2 (score 80), whose state is after the first fix only.
-    assert_eq!(git_out(&remote, &["rev-list", "--count", "changes"]), "2");
+    assert_eq!(
+        git_out(&remote, &["rev-list", "--count", "changes"]),
+        "3",
+        "base, PR, one fix"
+    );
     let pushed = git_out(&remote, &["show", "changes:calc.py"]);
     assert!(pushed.contains("return a * b"), "{pushed}");
     let trailer = git_out(&remote, &["log", "-1", "--format=%b", "changes"]);
@@ -1972,3 +1986,6 @@ mod outputs_and_caps;
 
 #[path = "github/untrusted_text.rs"]
 mod untrusted_text;
+
+#[path = "github/base.rs"]
+mod base;

@@ -59,12 +59,10 @@ impl Reviewer for AgentReviewer<'_> {
         );
         // An iteration is a review and the fix after it.
         self.shared.calls.new_iteration();
-        let diff = crate::vcs::diff(&self.shared.root, &self.shared.tools.diff_base)
-            .await
-            .unwrap_or_else(|e| {
-                tracing::warn!("cannot compute the diff: {e}");
-                String::new()
-            });
+        let diff = crate::vcs::diff(&self.shared.root, &self.shared.tools.diff_base).await;
+        if let Err(e) = &diff {
+            tracing::warn!("cannot compute the diff: {e}");
+        }
         let empty = VerificationReport::default();
         let brief = tasks::ReviewBrief {
             iteration,
@@ -72,7 +70,7 @@ impl Reviewer for AgentReviewer<'_> {
             criteria: &self.strategy.criteria,
             verification: engine.verification().unwrap_or(&empty),
             earlier: engine.history(),
-            diff: &diff,
+            diff: diff.as_deref().map_err(String::as_str),
             no_test_project: self.strategy.no_test_project,
             discovered: &self.strategy.discovered,
             // Without `run_command` nothing of the change may run: an untrusted change.
@@ -120,14 +118,43 @@ impl Reviewer for AgentReviewer<'_> {
             meter: self.shared.meter,
             calls: &self.shared.calls,
         };
-        let ended = agent.converse(&mut self.conversation).await;
+        let mut ended = agent.converse(&mut self.conversation).await;
+        // Every criterion is judged: one targeted follow-up for those the verdict left out.
+        let expected: Vec<String> = self
+            .strategy
+            .criteria
+            .iter()
+            .map(|c| c.text.clone())
+            .collect();
+        if let Ok(AgentEnd::Verdict(v)) = &ended {
+            let missing = super::verdict::missing_criteria(v, &expected);
+            if !missing.is_empty() {
+                tracing::info!(
+                    missing = missing.len(),
+                    "the verdict left acceptance criteria out: asking once for them"
+                );
+                let first = v.clone();
+                crate::agents::runner::continue_with(
+                    &mut self.conversation,
+                    super::verdict::missing_criteria_request(&missing),
+                );
+                ended = match agent.converse(&mut self.conversation).await {
+                    Ok(AgentEnd::Verdict(v)) => Ok(AgentEnd::Verdict(v)),
+                    // The first verdict stands; what it left out is not met.
+                    _ => Ok(AgentEnd::Verdict(first)),
+                };
+            }
+        }
         self.last_tree = tree;
         if ended.is_err() {
             // Start afresh next time rather than continue a conversation cut mid-turn.
             self.conversation.clear();
         }
         match ended? {
-            AgentEnd::Verdict(v) => Ok(v),
+            AgentEnd::Verdict(mut v) => {
+                super::verdict::complete_criteria(&mut v, &expected);
+                Ok(v)
+            }
             AgentEnd::Finished(_) => Err("the reviewer ended without a verdict".into()),
         }
     }

@@ -15,7 +15,8 @@ pub struct ReviewBrief<'a> {
     pub criteria: &'a [Criterion],
     pub verification: &'a VerificationReport,
     pub earlier: &'a [IterationRecord],
-    pub diff: &'a str,
+    /// The change, or why it could not be determined.
+    pub diff: Result<&'a str, &'a str>,
     pub no_test_project: bool,
     /// Tests found in the project that no suite runs.
     pub discovered: &'a [crate::config::discover::Discovered],
@@ -74,9 +75,14 @@ pub fn review_task(b: &ReviewBrief<'_>) -> (String, Vec<String>) {
     }
     verification_section(b, &mut out);
     earlier_section(b, &mut out);
-    let shown = fit_diff(b.diff, DIFF_BUDGET);
+    let shown = fit_diff(b.diff.unwrap_or_default(), DIFF_BUDGET);
     out.push_str("## The change (git diff)\n\n");
-    if shown.text.trim().is_empty() {
+    if let Err(why) = b.diff {
+        out.push_str(&format!(
+            "The diff is not available ({}); the checks that need it failed. Review the repository state against the criteria and say in your summary that the change itself could not be seen.\n",
+            why.trim()
+        ));
+    } else if shown.text.trim().is_empty() {
         out.push_str("The diff is empty: review the repository state against the criteria.\n");
     } else {
         out.push_str(&format!("```diff\n{}\n```\n", shown.text.trim_end()));

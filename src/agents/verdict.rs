@@ -333,6 +333,120 @@ fn from_markdown(text: &str) -> Result<Verdict, String> {
     })
 }
 
+/// Which judged entry answers each of the `expected` criteria (in order): the same text
+/// (ignoring case, spacing, quotes and a leading number such as `2.` or `C2:`), one text
+/// containing the other, or a bare reference to its number (`2`, `#2`).
+fn match_criteria(judged: &[CriterionResult], expected: &[String]) -> Vec<Option<usize>> {
+    let judged_keys: Vec<String> = judged.iter().map(|c| criterion_key(&c.criterion)).collect();
+    let mut taken = vec![false; judged.len()];
+    let mut out = Vec::with_capacity(expected.len());
+    for (i, text) in expected.iter().enumerate() {
+        let key = criterion_key(text);
+        let number = (i + 1).to_string();
+        let by = |ok: &dyn Fn(&str, &str) -> bool| {
+            judged_keys
+                .iter()
+                .enumerate()
+                .position(|(j, k)| !taken[j] && ok(k, judged[j].criterion.trim()))
+        };
+        let found = by(&|k, _| *k == key)
+            .or_else(|| by(&|_, raw| reference(raw) == Some(number.as_str())))
+            .or_else(|| {
+                by(&|k, _| {
+                    k.len() >= 12 && key.len() >= 12 && (k.contains(&key) || key.contains(k))
+                })
+            });
+        if let Some(j) = found {
+            taken[j] = true;
+        }
+        out.push(found);
+    }
+    out
+}
+
+/// A criterion's text for comparison: lower case, words only, without a leading number.
+fn criterion_key(text: &str) -> String {
+    let t = text.trim().to_lowercase();
+    let t = t
+        .strip_prefix("criterion")
+        .map(str::trim_start)
+        .unwrap_or(&t);
+    let t = t.trim_start_matches(['#', 'c']);
+    let t = t.trim_start_matches(|c: char| c.is_ascii_digit());
+    let t = t.trim_start_matches(['.', ')', ':', '-']);
+    t.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `2`, `#2`, `C2`, `criterion 2` → `2`.
+fn reference(raw: &str) -> Option<&str> {
+    let r = raw.trim().trim_start_matches("criterion").trim();
+    let r = r
+        .trim_start_matches(['#', 'C', 'c'])
+        .trim_end_matches(['.', ':', ')']);
+    (!r.is_empty() && r.chars().all(|c| c.is_ascii_digit())).then_some(r)
+}
+
+/// The `expected` criteria (1-based numbers and texts) the verdict does not judge.
+pub fn missing_criteria<'a>(v: &Verdict, expected: &'a [String]) -> Vec<(usize, &'a str)> {
+    match_criteria(&v.criteria, expected)
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.is_none())
+        .map(|(i, _)| (i + 1, expected[i].as_str()))
+        .collect()
+}
+
+/// What is said of a criterion the reviewer did not judge.
+pub const NOT_JUDGED: &str = "not judged: the reviewer's verdict did not address this criterion";
+
+/// The verdict's criteria as the merged list, in its order and with its texts: each with the
+/// reviewer's judgement, or not met ([`NOT_JUDGED`]) when the reviewer left it out; entries of
+/// the reviewer's own follow (when no criteria were given they are all there is).
+pub fn complete_criteria(v: &mut Verdict, expected: &[String]) {
+    if expected.is_empty() {
+        return;
+    }
+    let matches = match_criteria(&v.criteria, expected);
+    let mut used = vec![false; v.criteria.len()];
+    let mut out: Vec<CriterionResult> = Vec::new();
+    for (text, m) in expected.iter().zip(&matches) {
+        out.push(match m {
+            Some(j) => {
+                used[*j] = true;
+                CriterionResult {
+                    criterion: text.clone(),
+                    ..v.criteria[*j].clone()
+                }
+            }
+            None => CriterionResult {
+                criterion: text.clone(),
+                met: false,
+                evidence: NOT_JUDGED.into(),
+            },
+        });
+    }
+    out.extend(
+        v.criteria
+            .iter()
+            .zip(used)
+            .filter(|(_, u)| !u)
+            .map(|(c, _)| c.clone()),
+    );
+    v.criteria = out;
+}
+
+/// The one follow-up asked of a reviewer whose verdict left criteria out.
+pub fn missing_criteria_request(missing: &[(usize, &str)]) -> String {
+    let list: Vec<String> = missing.iter().map(|(n, t)| format!("{n}. {t}")).collect();
+    format!(
+        "Your verdict does not judge these acceptance criteria:\n{}\n\nA criterion left out counts as not met. Call `submit_verdict` again with the whole verdict: one `criteria` entry for every acceptance criterion, its text copied as given, `met` and concrete `evidence`.",
+        list.join("\n")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -530,5 +644,49 @@ mod properties {
                 prop_assert!((0.0..=1.0).contains(&v.confidence));
             }
         }
+    }
+
+    /// Issue 18: a reviewer returning `criteria: []` approved a change with two criteria.
+    #[test]
+    fn every_expected_criterion_is_matched_or_marked_not_judged() {
+        let expected: Vec<String> = vec![
+            "`slugify` lowercases the title".into(),
+            "Separators collapse to one dash".into(),
+            "`truncate` adds a marker".into(),
+        ];
+        let judged = |c: &str, met: bool| CriterionResult {
+            criterion: c.into(),
+            met,
+            evidence: "e".into(),
+        };
+        let mut v = from_value(&serde_json::json!({"status": "approved", "score": 90,
+            "criteria": [], "issues": []}))
+        .unwrap();
+        v.criteria = vec![
+            judged("2. separators collapse to one dash.", true),
+            judged("#3", true),
+            judged("An extra point of the reviewer's", true),
+        ];
+        assert_eq!(
+            missing_criteria(&v, &expected),
+            vec![(1, expected[0].as_str())]
+        );
+        complete_criteria(&mut v, &expected);
+        let got: Vec<(&str, bool)> = v
+            .criteria
+            .iter()
+            .map(|c| (c.criterion.as_str(), c.met))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("`slugify` lowercases the title", false),
+                ("Separators collapse to one dash", true),
+                ("`truncate` adds a marker", true),
+                ("An extra point of the reviewer's", true),
+            ]
+        );
+        assert_eq!(v.criteria[0].evidence, NOT_JUDGED);
+        assert!(missing_criteria_request(&[(1, "A")]).contains("1. A"));
     }
 }

@@ -111,7 +111,7 @@ pub async fn demo(base: Option<&Path>, flags: &FlagLayer) -> Result<Demo, RunErr
         ..flags.clone()
     };
     let inputs = load_inputs(&project, &flags)?;
-    let result = run(&crate::run::context::local(inputs)?).await?;
+    let result = run(&crate::run::context::local(inputs).await?).await?;
     Ok(Demo {
         project,
         session,

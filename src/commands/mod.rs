@@ -354,6 +354,7 @@ fn validate_view(inputs: &config::Inputs, json: bool) -> String {
             "recurring_threshold": s.rules.recurring_threshold,
             "similarity_threshold": s.rules.similarity_threshold,
             "min_score": s.rules.min_score,
+            "base": s.paths.base,
             "provider": s.models.provider,
             "models": crate::run::provider::resolved_models(s)
                 .into_iter()
@@ -374,6 +375,11 @@ fn validate_view(inputs: &config::Inputs, json: bool) -> String {
         show(&s.paths.plan),
         show(&s.paths.spec)
     ));
+    out.push_str(&match &s.paths.base {
+        Some(b) => format!("base: {b} (the change is merge-base({b}, HEAD) to the working tree)\n"),
+        None => "base: the pull request's base branch on GitHub, else HEAD (uncommitted work)\n"
+            .to_string(),
+    });
     for m in crate::run::provider::resolved_models(s) {
         out.push_str(&m.describe());
         out.push('\n');
@@ -415,14 +421,28 @@ fn validate_view(inputs: &config::Inputs, json: bool) -> String {
             },
             humantime::format_duration(suite.timeout)
         ));
-        if suite.commands.is_empty() {
-            out.push_str("  (no commands: this gate fails)\n");
+        let ingest_only = !suite.junit.is_empty() || !suite.coverage.is_empty();
+        match (suite.commands.is_empty(), ingest_only) {
+            (true, false) => out.push_str("  (no commands and no reports: this gate fails)\n"),
+            (true, true) => out.push_str(
+                "  (no commands: results are read from reports produced elsewhere; after a fix they wait for those jobs to run again)\n",
+            ),
+            _ => {}
         }
         for c in &suite.commands {
             out.push_str(&format!("  $ {c}\n"));
         }
+        for g in &suite.junit {
+            out.push_str(&format!("  junit: {g}\n"));
+        }
+        for g in &suite.coverage {
+            out.push_str(&format!("  coverage: {g}\n"));
+        }
         if let Some(m) = suite.minimum_coverage {
             out.push_str(&format!("  minimum coverage: {m}%\n"));
+            if suite.coverage.is_empty() {
+                out.push_str("  (a minimum without `coverage` reports: this gate fails)\n");
+            }
         }
     }
     match &st.pattern_checks {

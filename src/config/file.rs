@@ -570,6 +570,11 @@ pub struct ConfigFile {
     /// Output directory (`--out-dir`, default `.qa-loop`).
     #[serde(default)]
     pub out_dir: Option<String>,
+    /// What the change is compared with (`--base`): a branch, tag or commit; the change is
+    /// `merge-base(base, HEAD)` to the working tree. Default: the pull request's base branch on
+    /// GitHub, else `HEAD` (uncommitted work).
+    #[serde(default)]
+    pub base: Option<String>,
     #[serde(default)]
     pub mode: Option<Mode>,
     #[serde(default, deserialize_with = "de_positive")]

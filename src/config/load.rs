@@ -55,14 +55,81 @@ pub fn parse_yaml<T: for<'de> Deserialize<'de>>(path: &Path, text: &str) -> Resu
     }
     serde_saphyr::from_str(text).map_err(|err| {
         let plain = err.without_snippet();
-        let message = InputError::suggest(yaml_message(&plain.to_string()));
+        let message = InputError::suggest(expected_form(&yaml_message(&plain.to_string())));
         match plain.location() {
             Some(loc) if loc.line() > 0 => {
+                // Every error names the setting it is about.
+                let message = match key_path_at(text, loc.line() as usize) {
+                    // Unless the message names it already.
+                    Some(key)
+                        if !message
+                            .contains(&format!("`{}`", key.rsplit('.').next().unwrap_or(&key))) =>
+                    {
+                        format!("`{key}`: {message}")
+                    }
+                    _ => message,
+                };
                 InputError::at(path, loc.line(), loc.column().max(1), message)
             }
             _ => InputError::file(path, message),
         }
     })
+}
+
+/// The dotted key path of the YAML setting on `line` (1-based): the key written on it, under the
+/// keys of the less indented lines above (`unit_tests.junit`). List items keep their parent key.
+fn key_path_at(text: &str, line: usize) -> Option<String> {
+    let mut stack: Vec<(usize, String)> = Vec::new();
+    let mut found = None;
+    for (n, raw) in text.lines().enumerate().take(line) {
+        let content = raw.trim_start();
+        if content.is_empty() || content.starts_with('#') {
+            continue;
+        }
+        let indent = raw.len() - content.len();
+        let item = content.strip_prefix("- ").map(str::trim_start);
+        let (indent, content) = match item {
+            Some(rest) => (indent + 2, rest),
+            None => (indent, content),
+        };
+        let key = content.split_once(':').and_then(|(k, rest)| {
+            let k = k.trim().trim_matches(['"', '\'']);
+            let plain = !k.is_empty()
+                && k.chars()
+                    .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+                && (rest.is_empty() || rest.starts_with(' '));
+            plain.then(|| k.to_string())
+        });
+        while stack.last().is_some_and(|(i, _)| *i >= indent) {
+            stack.pop();
+        }
+        if n + 1 == line {
+            let mut path: Vec<String> = stack.iter().map(|(_, k)| k.clone()).collect();
+            path.extend(key.clone());
+            found = (!path.is_empty()).then(|| path.join("."));
+        }
+        if let Some(k) = key {
+            stack.push((indent, k));
+        }
+    }
+    found
+}
+
+/// The expected form in words for the parser's terse messages.
+fn expected_form(message: &str) -> String {
+    let m = message.trim();
+    let said = match m {
+        "invalid u8" | "invalid u16" | "invalid u32" | "invalid u64" | "invalid usize" => {
+            "expected a whole number ≥ 0"
+        }
+        "invalid i32" | "invalid i64" => "expected a whole number",
+        "invalid floating point" => "expected a number",
+        "expected sequence start" => "expected a list (`[a, b]`, or one `- item` per line)",
+        "expected mapping start" => "expected a mapping (`key: value` lines)",
+        "invalid boolean" => "expected true or false",
+        _ => return m.to_string(),
+    };
+    said.to_string()
 }
 
 /// serde-saphyr's plain message may carry its own position prefix or suffix; keep the words.
@@ -358,5 +425,30 @@ mod tests {
         std::fs::write(&f, b"ok\nab\xffc\n").unwrap();
         let err = read_text(&f).unwrap_err();
         assert_eq!((err.line, err.column), (Some(2), Some(3)));
+    }
+
+    /// Issue 18: some errors did not name the setting or the expected form.
+    #[test]
+    fn errors_name_the_key_path_and_the_expected_form() {
+        let p = Path::new("qa-loop.yml");
+        let err = |text: &str| parse_config(p, text).unwrap_err().to_string();
+        let e = err("risk_level: extreme\n");
+        assert!(e.contains("`risk_level`") && e.contains("trivial"), "{e}");
+        let e = err("max_iterations: -3\n");
+        assert!(
+            e.contains("`max_iterations`: expected a whole number"),
+            "{e}"
+        );
+        let e = err("unit_tests:\n  commands: [\"x\"]\n  junit: \"x.xml\"\n");
+        assert!(e.contains("`unit_tests.junit`: expected a list"), "{e}");
+        let e = err("unit_tests:\n  minimum_coverage: lots\n");
+        assert!(
+            e.contains("`unit_tests.minimum_coverage`: expected a number"),
+            "{e}"
+        );
+        assert_eq!(
+            key_path_at("a:\n  b:\n    - c: 1\n    - d: x\n", 4).as_deref(),
+            Some("a.b.d")
+        );
     }
 }

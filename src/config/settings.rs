@@ -36,6 +36,9 @@ pub struct FlagLayer {
     /// A spec.md whose `## Acceptance Criteria` checklist is reviewed against
     #[arg(long, env = "QA_LOOP_SPEC", global = true, value_name = "PATH")]
     pub spec: Option<PathBuf>,
+    /// What the change is compared with: a branch, tag or commit (the change is merge-base(REV, HEAD) to the working tree) [default: the PR's base branch on GitHub, else HEAD]
+    #[arg(long, env = "QA_LOOP_BASE", global = true, value_name = "REV")]
+    pub base: Option<String>,
     /// Directory for reports [default: .qa-loop]
     #[arg(long, env = "QA_LOOP_OUT_DIR", global = true, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
@@ -278,6 +281,8 @@ pub struct Paths {
     pub plan: Option<PathBuf>,
     pub spec: Option<PathBuf>,
     pub out_dir: PathBuf,
+    /// What the change is compared with (`--base`), when named.
+    pub base: Option<String>,
 }
 
 /// The loop's rules.
@@ -468,6 +473,11 @@ impl Settings {
                     .clone()
                     .or_else(|| file.out_dir.as_ref().map(rel))
                     .unwrap_or_else(|| root.join(defaults::OUT_DIR)),
+                base: flags
+                    .base
+                    .clone()
+                    .or_else(|| file.base.clone())
+                    .filter(|b| !b.trim().is_empty()),
             },
             rules: Rules {
                 mode: flags.mode.or(file.mode).unwrap_or(Mode::Fix),

@@ -153,7 +153,10 @@ impl Strategy {
             }
             suites.push(suite(kind, cfg, required, required_by, default_timeout));
         }
-        let no_test_project = suites.iter().all(|s| s.commands.is_empty())
+        // A suite of reports produced elsewhere (`junit`/`coverage`, no commands) is a test suite.
+        let no_test_project = suites
+            .iter()
+            .all(|s| s.commands.is_empty() && s.junit.is_empty() && s.coverage.is_empty())
             && layer
                 .conversations
                 .as_ref()

@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 use super::matcher::{IssueKey, Matcher};
 use super::recurring::{Occurrence, RecurringIssue, find_recurring};
 use crate::error::Exit;
-use crate::model::{CriterionResult, Issue, ReviewStatus, Severity, Verdict, VerificationReport};
+use crate::model::{
+    CriterionResult, Issue, IssueType, ReviewStatus, Severity, Verdict, VerificationReport,
+};
 
 /// A reviewer score is capped at this when a required gate failed: an iteration with red gates
 /// never outranks one with green gates in best-of-N.
@@ -525,7 +527,24 @@ pub fn apply_gates(
         }
     }
     let reviewer_approved = verdict.status == ReviewStatus::Approved;
-    let gates_hold = failed.is_empty();
+    // Words cannot approve an unmet criterion (one the reviewer left out is unmet too).
+    let unmet: Vec<_> = verdict.criteria.iter().filter(|c| !c.met).collect();
+    if reviewer_approved {
+        for (k, c) in unmet.iter().enumerate() {
+            issues.push(Issue {
+                id: format!("C{}", k + 1),
+                title: format!("Acceptance criterion not met: {}", c.criterion),
+                kind: IssueType::AcceptanceCriteria,
+                severity: Severity::High,
+                file: None,
+                line: None,
+                description: c.evidence.clone(),
+                fix: format!("Make the change meet the criterion: {}", c.criterion),
+                recurs: None,
+            });
+        }
+    }
+    let gates_hold = failed.is_empty() && unmet.is_empty();
     let mut score = verdict.score.min(100);
     if !gates_hold {
         score = score.min(FAILED_GATE_SCORE_CAP);

@@ -523,3 +523,36 @@ fn a_resumed_run_never_exceeds_max_iterations_in_total() {
         [Effect::Finish(Outcome::MaxIterations { .. })]
     ));
 }
+
+/// Issue 18: a verdict `approved` with a criterion `met: false` ended approved. An unmet
+/// criterion rejects like a failed gate and becomes an issue.
+#[test]
+fn words_cannot_approve_an_unmet_criterion() {
+    let mut v = approve(95).unwrap();
+    v.criteria = vec![
+        CriterionResult {
+            criterion: "Users can log in".into(),
+            met: true,
+            evidence: "auth.py:10".into(),
+        },
+        CriterionResult {
+            criterion: "Sessions expire after 30 minutes".into(),
+            met: false,
+            evidence: "not judged: the reviewer's verdict did not address this criterion".into(),
+        },
+    ];
+    let record = apply_gates(1, v.clone(), gates(true), "t".into());
+    assert_eq!(record.status, Status::Rejected);
+    assert!(record.reviewer_approved);
+    let titles: Vec<&str> = record.issues.iter().map(|i| i.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        ["Acceptance criterion not met: Sessions expire after 30 minutes"]
+    );
+    assert_eq!(record.issues[0].kind, IssueType::AcceptanceCriteria);
+    v.criteria[1].met = true;
+    assert_eq!(
+        apply_gates(1, v, gates(true), "t".into()).status,
+        Status::Approved
+    );
+}

@@ -27,7 +27,13 @@ pub fn render(r: &RunReport<'_>) -> String {
         for g in &h.verification.gates {
             let status = match g.status {
                 GateStatus::Passed => TestCaseStatus::success(),
-                GateStatus::Failed => failure(&g.summary, "gate", &g.excerpt),
+                GateStatus::Failed if g.required => failure(&g.summary, "gate", &g.excerpt),
+                // An advisory gate never turns the report red on a green verdict.
+                GateStatus::Failed => {
+                    let mut s = TestCaseStatus::skipped();
+                    s.set_message(format!("advisory, not met: {}", g.summary));
+                    s
+                }
                 GateStatus::Pending => {
                     let mut s = TestCaseStatus::skipped();
                     s.set_message(g.summary.as_str());
@@ -36,6 +42,7 @@ pub fn render(r: &RunReport<'_>) -> String {
             };
             let mut tc = TestCase::new(format!("gate: {}", g.name), status);
             tc.set_classname("qa-loop.gates");
+            tc.add_property(("required", if g.required { "true" } else { "false" }));
             suite.add_test_case(tc);
         }
         for cmd in &h.verification.commands {

@@ -304,7 +304,7 @@ pub fn escalation(r: &RunReport<'_>) -> Option<String> {
             "No iteration reached the minimum score ({best_score} < {min_score}): the change is far from its acceptance criteria.\n"
         )),
         Escalation::AwaitingSignoff { gates } => out.push_str(&format!(
-            "Review and gates approve, but a human must sign off: a user with write access comments `/qa approve` (waiting: {}).\n",
+            "Review and gates approve, but required gates are waiting ({}): a human sign-off (a user with write access comments `/qa approve`), or, for reports produced by other jobs, those jobs running again on the new commit.\n",
             gates
                 .iter()
                 .map(|g| format!("`{g}`"))

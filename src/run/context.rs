@@ -24,7 +24,7 @@ pub struct RunContext {
     /// The pull request the run reports on (GitHub Actions, a PR event, a token).
     pub pr: Option<PrRun>,
     /// What the change is compared with (`origin/<base>`, else `HEAD`).
-    pub diff_base: String,
+    pub diff_base: crate::vcs::DiffBase,
     /// The model service, checked (keys, models, prices) before anything runs.
     pub provider: Box<dyn crate::llm::Provider>,
     pub cancel: Cancel,
@@ -98,8 +98,7 @@ pub async fn prepare(
         Some(o) if !settings.trust.no_github => pr_run(o, &inputs, &trust).await,
         _ => None,
     };
-    let base_ref = actions.and_then(|a| a.base_ref.as_deref());
-    let diff_base = diff_base(root, base_ref, pr.as_ref()).await;
+    let diff_base = diff_base(root, settings, actions, pr.as_ref()).await?;
     Ok(Prepared::Run(Box::new(RunContext {
         inputs,
         trust,
@@ -111,15 +110,16 @@ pub async fn prepare(
     })))
 }
 
-/// A local run (no GitHub): trusted, compared with `HEAD`.
-pub fn local(inputs: Inputs) -> Result<RunContext, RunError> {
+/// A local run (no GitHub): trusted, compared with `--base` or `HEAD`.
+pub async fn local(inputs: Inputs) -> Result<RunContext, RunError> {
     let cancel = Cancel::new();
     let provider = super::provider::provider(&inputs.settings, Some(&cancel))?;
+    let diff_base = diff_base(&inputs.settings.paths.root, &inputs.settings, None, None).await?;
     Ok(RunContext {
         inputs,
         trust: Trust::Trusted,
         pr: None,
-        diff_base: crate::vcs::default_base(None),
+        diff_base,
         provider,
         cancel,
         groups: false,
@@ -259,16 +259,22 @@ async fn signoff(origin: &Origin, target: &Target, settings: &config::Settings) 
     }
 }
 
-/// The PR's base branch when `GITHUB_BASE_REF` is not set (it is empty under `workflow_run`
-/// and on comment triggers) and the branch is fetched; else the default base.
-async fn diff_base(root: &Path, base_ref: Option<&str>, pr: Option<&PrRun>) -> String {
-    if let (Some(p), None) = (pr, base_ref)
-        && !p.target.base_ref.is_empty()
-    {
-        let base = format!("origin/{}", p.target.base_ref);
-        if crate::vcs::resolves(root, &base).await {
-            return base;
-        }
-    }
-    crate::vcs::default_base(base_ref)
+/// What the change is compared with: `--base`, else the PR's base branch (`GITHUB_BASE_REF`;
+/// empty under `workflow_run` and on comment triggers, where the PR names it), else `HEAD`.
+async fn diff_base(
+    root: &Path,
+    settings: &config::Settings,
+    actions: Option<&ActionsEnv>,
+    pr: Option<&PrRun>,
+) -> Result<crate::vcs::DiffBase, RunError> {
+    let pr_base = actions
+        .and_then(|a| a.base_ref.as_deref())
+        .filter(|b| !b.is_empty())
+        .or_else(|| pr.map(|p| p.target.base_ref.as_str()));
+    let auth = actions.map(|a| crate::vcs::Auth {
+        token: a.github_token.clone(),
+        host: format!("{}/", a.server_url.trim_end_matches('/')),
+    });
+    let source = super::base::source(settings.paths.base.as_deref(), pr_base);
+    super::base::resolve(root, source, auth.as_ref()).await
 }

@@ -2,6 +2,7 @@
 //! engine with its adapters (the verifier here, the agents in `agents::roles`), and the sinks
 //! that turn the run's events into outputs ([`events`], [`sinks`]).
 
+pub mod base;
 pub mod context;
 pub mod events;
 pub mod provider;

@@ -69,7 +69,7 @@ pub enum ToolSet {
 pub struct ToolBox {
     pub confinement: Confinement,
     /// What `git_diff` compares the working tree with.
-    pub diff_base: String,
+    pub diff_base: crate::vcs::DiffBase,
     /// Runs `run_command` (secret-free environment, cancellation).
     pub launcher: process::Launcher,
     /// Whether `run_command` is offered: not for untrusted code (the fork-safe publisher,
@@ -142,7 +142,7 @@ fn parse<T: for<'de> Deserialize<'de>>(
 impl ToolBox {
     pub fn new(
         confinement: Confinement,
-        diff_base: impl Into<String>,
+        diff_base: impl Into<crate::vcs::DiffBase>,
         launcher: process::Launcher,
     ) -> Self {
         ToolBox {

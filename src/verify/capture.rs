@@ -62,7 +62,11 @@ impl HeadTail {
         tail.extend_from_slice(a);
         tail.extend_from_slice(b);
         out.push_str(&String::from_utf8_lossy(&tail));
-        out
+        // Colour and cursor codes are noise to the reviewer and in reports (the log keeps them).
+        match ansi_regex().replace_all(&out, "") {
+            std::borrow::Cow::Borrowed(_) => out,
+            std::borrow::Cow::Owned(clean) => clean,
+        }
     }
 }
 
@@ -99,7 +103,10 @@ fn noise_regex() -> &'static Regex {
 
 fn ansi_regex() -> &'static regex::Regex {
     static RE: OnceLock<regex::Regex> = OnceLock::new();
-    RE.get_or_init(|| regex::Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]").expect("valid regex"))
+    RE.get_or_init(|| {
+        regex::Regex::new(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()*+][0-9A-Za-z]|[@-Z\\-_])")
+            .expect("valid regex")
+    })
 }
 
 /// Picks the lines that look like failures (`FAILED`, `Error:`, `panicked at`, `✕` …) out of a
@@ -421,5 +428,12 @@ mod tests {
         crate::test_support::rt().block_on(bad.push(b"x"));
         assert_eq!(bad.finish(), None);
         assert!(bad.log_error().unwrap().contains("cannot write the log"));
+    }
+
+    #[test]
+    fn colour_and_cursor_codes_are_stripped_from_the_excerpt() {
+        let mut e = HeadTail::new(1000, 1000);
+        e.push(b"\x1b[31mFAILED\x1b[0m test_a \x1b]8;;https://x\x07link\x1b]8;;\x07 \x1b[2K\x1b(Bdone\n");
+        assert_eq!(e.render(), "FAILED test_a link done\n");
     }
 }

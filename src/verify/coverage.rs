@@ -56,6 +56,141 @@ pub struct Coverage {
     pub files: BTreeMap<String, Counts>,
     /// Per source file, each measured line and whether it ran (Go: every line of a block).
     pub lines: BTreeMap<String, BTreeMap<u64, bool>>,
+    /// Per source file, the branches of each line that has some: (taken, total). Empty when
+    /// the format or the report has none (Go profiles).
+    pub branches: BTreeMap<String, BTreeMap<u64, (u32, u32)>>,
+    /// Go: each block (file, `l1.c1,l2.c2`) with its statements and whether it ran, so that
+    /// profiles of the same package merge into statement coverage.
+    pub blocks: BTreeMap<(String, String), (u64, bool)>,
+}
+
+/// What a coverage figure counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measure {
+    Lines,
+    /// Go profiles: statements.
+    Statements,
+}
+
+impl Measure {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Measure::Lines => "line",
+            Measure::Statements => "statement",
+        }
+    }
+}
+
+/// The coverage of several reports of the same code (shards, unit + integration): a line (a Go
+/// block) covered by any report is covered, and counts once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Merged {
+    pub measure: Measure,
+    pub overall: Counts,
+    pub files: BTreeMap<String, Counts>,
+    pub lines: BTreeMap<String, BTreeMap<u64, bool>>,
+    /// Branches taken / total, where the reports have branch data.
+    pub branches: Option<Counts>,
+}
+
+/// Merges reports whose file names `key` makes comparable (repository-relative). One report
+/// keeps its tool's own figures (JaCoCo's report counter, lcov's LF/LH without DA lines).
+pub fn merge(reports: Vec<Coverage>, key: impl Fn(&str) -> String) -> Merged {
+    let rekey = |m: BTreeMap<String, BTreeMap<u64, bool>>| {
+        let mut out: BTreeMap<String, BTreeMap<u64, bool>> = BTreeMap::new();
+        for (f, ls) in m {
+            let e = out.entry(key(&f)).or_default();
+            for (l, hit) in ls {
+                *e.entry(l).or_insert(false) |= hit;
+            }
+        }
+        out
+    };
+    let mut branches: BTreeMap<String, BTreeMap<u64, (u32, u32)>> = BTreeMap::new();
+    for r in &reports {
+        for (f, ls) in &r.branches {
+            let e = branches.entry(key(f)).or_default();
+            for (l, (taken, total)) in ls {
+                let b = e.entry(*l).or_insert((0, 0));
+                *b = (b.0.max(*taken), b.1.max(*total));
+            }
+        }
+    }
+    let branch_counts = (!branches.is_empty()).then(|| {
+        let mut c = Counts::default();
+        for (taken, total) in branches.values().flat_map(BTreeMap::values) {
+            c.add(Counts {
+                covered: u64::from((*taken).min(*total)),
+                total: u64::from(*total),
+            });
+        }
+        c
+    });
+    let all_go = reports.iter().all(|r| r.format == Format::GoProfile);
+    let measure = if all_go && !reports.is_empty() {
+        Measure::Statements
+    } else {
+        Measure::Lines
+    };
+    if reports.len() == 1 {
+        let r = reports.into_iter().next().expect("one report");
+        let mut files: BTreeMap<String, Counts> = BTreeMap::new();
+        for (f, c) in r.files {
+            files.entry(key(&f)).or_default().add(c);
+        }
+        return Merged {
+            measure,
+            overall: r.overall,
+            files,
+            lines: rekey(r.lines),
+            branches: branch_counts,
+        };
+    }
+    let mut lines: BTreeMap<String, BTreeMap<u64, bool>> = BTreeMap::new();
+    let mut blocks: BTreeMap<(String, String), (u64, bool)> = BTreeMap::new();
+    for r in reports {
+        for ((f, range), (stmts, hit)) in r.blocks {
+            let b = blocks.entry((key(&f), range)).or_insert((stmts, false));
+            b.1 |= hit;
+        }
+        for (f, ls) in rekey(r.lines) {
+            let e = lines.entry(f).or_default();
+            for (l, hit) in ls {
+                *e.entry(l).or_insert(false) |= hit;
+            }
+        }
+    }
+    let files: BTreeMap<String, Counts> = match measure {
+        Measure::Statements => {
+            let mut files: BTreeMap<String, Counts> = BTreeMap::new();
+            for ((f, _), (stmts, hit)) in &blocks {
+                files.entry(f.clone()).or_default().add(Counts {
+                    covered: if *hit { *stmts } else { 0 },
+                    total: *stmts,
+                });
+            }
+            files
+        }
+        Measure::Lines => lines
+            .iter()
+            .map(|(f, ls)| {
+                (
+                    f.clone(),
+                    Counts {
+                        covered: ls.values().filter(|h| **h).count() as u64,
+                        total: ls.len() as u64,
+                    },
+                )
+            })
+            .collect(),
+    };
+    Merged {
+        measure,
+        overall: totals(&files),
+        files,
+        lines,
+        branches: branch_counts,
+    }
 }
 
 /// Detects the format and parses.
@@ -92,6 +227,7 @@ fn totals(files: &BTreeMap<String, Counts>) -> Counts {
 /// lcov: `SF:` … `DA:line,hits` … `LF:`/`LH:` … `end_of_record`.
 pub fn parse_lcov(text: &str) -> Result<Coverage, String> {
     let mut files: BTreeMap<String, Counts> = BTreeMap::new();
+    let mut branches: BTreeMap<String, BTreeMap<u64, (u32, u32)>> = BTreeMap::new();
     let mut per_line: BTreeMap<String, BTreeMap<u64, bool>> = BTreeMap::new();
     // The open record: source file, DA lines (covered?), LF, LH.
     type Record = (String, BTreeMap<u64, bool>, Option<u64>, Option<u64>);
@@ -114,6 +250,22 @@ pub fn parse_lcov(text: &str) -> Result<Coverage, String> {
                 .ok_or_else(|| at("bad DA hit count"))?;
             let e = cur.1.entry(ln).or_insert(false);
             *e |= hits > 0;
+        } else if let Some(rest) = line.strip_prefix("BRDA:") {
+            // `BRDA:line,block,branch,taken` (`-`: the line never ran).
+            let cur = current.as_ref().ok_or_else(|| at("BRDA before SF"))?;
+            let mut parts = rest.split(',');
+            let ln: u64 = parts
+                .next()
+                .and_then(|s| s.trim().parse().ok())
+                .ok_or_else(|| at("bad BRDA line number"))?;
+            let taken = parts.nth(2).map(str::trim).unwrap_or("-");
+            let hit = taken != "-" && taken != "0";
+            let b = branches
+                .entry(cur.0.clone())
+                .or_default()
+                .entry(ln)
+                .or_insert((0, 0));
+            *b = (b.0 + u32::from(hit), b.1 + 1);
         } else if let Some(v) = line.strip_prefix("LF:") {
             let cur = current.as_mut().ok_or_else(|| at("LF before SF"))?;
             cur.2 = Some(v.trim().parse().map_err(|_| at("bad LF"))?);
@@ -151,6 +303,8 @@ pub fn parse_lcov(text: &str) -> Result<Coverage, String> {
         overall: totals(&files),
         files,
         lines: per_line,
+        branches,
+        blocks: BTreeMap::new(),
     })
 }
 
@@ -184,7 +338,7 @@ pub fn parse_go(text: &str) -> Result<Coverage, String> {
     }
     let mut files: BTreeMap<String, Counts> = BTreeMap::new();
     let mut per_line: BTreeMap<String, BTreeMap<u64, bool>> = BTreeMap::new();
-    for ((file, range), (stmts, hit)) in blocks {
+    for ((file, range), (stmts, hit)) in blocks.clone() {
         // `l1.c1,l2.c2`: every line of the block is measured.
         let line_of = |p: Option<&str>| p.and_then(|p| p.split('.').next()?.parse::<u64>().ok());
         let mut ends = range.split(',');
@@ -204,6 +358,8 @@ pub fn parse_go(text: &str) -> Result<Coverage, String> {
         overall: totals(&files),
         files,
         lines: per_line,
+        branches: BTreeMap::new(),
+        blocks,
     })
 }
 
@@ -225,6 +381,7 @@ fn first_element(text: &str) -> Result<String, String> {
 pub fn parse_cobertura(text: &str) -> Result<Coverage, String> {
     let mut reader = Reader::from_str(text);
     let mut per_file: BTreeMap<String, BTreeMap<u64, bool>> = BTreeMap::new();
+    let mut branches: BTreeMap<String, BTreeMap<u64, (u32, u32)>> = BTreeMap::new();
     let mut current: Option<String> = None;
     // Lines inside <methods> repeat the class's lines; they are skipped.
     let mut in_methods = 0u32;
@@ -254,6 +411,25 @@ pub fn parse_cobertura(text: &str) -> Result<Coverage, String> {
                 let hits: f64 = hits
                     .parse()
                     .map_err(|_| format!("<line hits=\"{hits}\"> is not a number"))?;
+                // `condition-coverage="50% (1/2)"` on a branch line.
+                if let Some((taken, total)) = attr(&e, "condition-coverage")
+                    .as_deref()
+                    .and_then(|c| {
+                        c.split_once('(')?
+                            .1
+                            .strip_suffix(')')?
+                            .split_once('/')
+                            .map(|(a, b)| (a.trim().parse().ok(), b.trim().parse().ok()))
+                    })
+                    .and_then(|(a, b)| Some((a?, b?)))
+                {
+                    let b = branches
+                        .entry(file.clone())
+                        .or_default()
+                        .entry(num)
+                        .or_insert((0, 0));
+                    *b = (b.0.max(taken), b.1.max(total));
+                }
                 *per_file
                     .entry(file)
                     .or_default()
@@ -282,6 +458,8 @@ pub fn parse_cobertura(text: &str) -> Result<Coverage, String> {
         overall: totals(&files),
         files,
         lines: per_file,
+        branches,
+        blocks: BTreeMap::new(),
     })
 }
 
@@ -295,6 +473,7 @@ pub fn parse_jacoco(text: &str) -> Result<Coverage, String> {
     let mut sourcefile: Option<String> = None;
     let mut report_total: Option<Counts> = None;
     let mut per_line: BTreeMap<String, BTreeMap<u64, bool>> = BTreeMap::new();
+    let mut branches: BTreeMap<String, BTreeMap<u64, (u32, u32)>> = BTreeMap::new();
     loop {
         let ev = reader
             .read_event()
@@ -321,13 +500,22 @@ pub fn parse_jacoco(text: &str) -> Result<Coverage, String> {
                         super::xml::line_of(text, reader.buffer_position() as usize)
                     ));
                 };
+                let name = sourcefile.clone().unwrap_or_default();
+                let path = if package.is_empty() {
+                    name
+                } else {
+                    format!("{package}/{name}")
+                };
+                let (mb, cb) = (num("mb").unwrap_or(0), num("cb").unwrap_or(0));
+                if mb + cb > 0 {
+                    let b = branches
+                        .entry(path.clone())
+                        .or_default()
+                        .entry(nr)
+                        .or_insert((0, 0));
+                    *b = (b.0.max(cb as u32), b.1.max((mb + cb) as u32));
+                }
                 if mi + ci > 0 {
-                    let name = sourcefile.clone().unwrap_or_default();
-                    let path = if package.is_empty() {
-                        name
-                    } else {
-                        format!("{package}/{name}")
-                    };
                     *per_line.entry(path).or_default().entry(nr).or_insert(false) |= ci > 0;
                 }
             }
@@ -372,6 +560,8 @@ pub fn parse_jacoco(text: &str) -> Result<Coverage, String> {
         overall,
         files,
         lines: per_line,
+        branches,
+        blocks: BTreeMap::new(),
     })
 }
 
@@ -491,5 +681,51 @@ mod tests {
         assert!(parse("<coverage><line").is_err());
         assert!(parse("<html/>").unwrap_err().contains("<html>"));
         assert!(parse("hello").is_err());
+    }
+
+    /// Issue 18: two shards of one package were added (58 %) instead of merged (99 %).
+    #[test]
+    fn shards_of_the_same_code_merge_per_line_and_go_per_block() {
+        let shard = |hit: &[u64]| {
+            let lines: String = (1..=10)
+                .map(|l| {
+                    format!(
+                        r#"<line number="{l}" hits="{}"/>"#,
+                        u8::from(hit.contains(&l))
+                    )
+                })
+                .collect();
+            parse(&format!(r#"<coverage><packages><package><classes><class filename="pkg/a.py"><lines>{lines}</lines></class></classes></package></packages></coverage>"#)).unwrap()
+        };
+        let a = shard(&[1, 2, 3, 4, 5]);
+        let b = shard(&[5, 6, 7, 8, 9]);
+        let m = merge(vec![a.clone(), b], |f| f.to_string());
+        assert_eq!((m.overall.covered, m.overall.total), (9, 10));
+        assert_eq!(m.measure, Measure::Lines);
+        // One report keeps its own figure.
+        let one = merge(vec![a], |f| f.trim_start_matches("./").to_string());
+        assert_eq!((one.overall.covered, one.overall.total), (5, 10));
+        // Go: the same block covered in one profile counts once, as statements.
+        let p1 = parse("mode: set\nm/a.go:1.1,3.2 4 1\nm/a.go:5.1,6.2 6 0\n").unwrap();
+        let p2 = parse("mode: set\nm/a.go:1.1,3.2 4 0\nm/a.go:5.1,6.2 6 1\n").unwrap();
+        let g = merge(vec![p1, p2], |f| f.to_string());
+        assert_eq!(g.measure, Measure::Statements);
+        assert_eq!((g.overall.covered, g.overall.total), (10, 10));
+    }
+
+    #[test]
+    fn branch_data_is_read_from_each_format() {
+        let lcov = parse("SF:a.js\nDA:1,1\nBRDA:1,0,0,1\nBRDA:1,0,1,-\nend_of_record\n").unwrap();
+        assert_eq!(lcov.branches["a.js"][&1], (1, 2));
+        let cob = parse(r#"<coverage><packages><package><classes><class filename="a.py"><lines><line number="3" hits="1" branch="true" condition-coverage="50% (1/2)"/></lines></class></classes></package></packages></coverage>"#).unwrap();
+        assert_eq!(cob.branches["a.py"][&3], (1, 2));
+        let m = merge(vec![lcov], |f| f.to_string());
+        assert_eq!(
+            m.branches,
+            Some(Counts {
+                covered: 1,
+                total: 2
+            })
+        );
     }
 }

@@ -34,7 +34,7 @@ pub struct Verifier {
     /// Verification passes run so far (log files are numbered by pass).
     passes: u32,
     /// What the change is compared with (pattern checks, added-line coverage).
-    diff_base: Option<String>,
+    diff_base: Option<crate::vcs::DiffBase>,
     /// Path prefixes (relative to the root) never pattern-checked: qa-loop's own out dir.
     own_paths: Vec<String>,
     /// Who signed a `critical` change off (`/qa approve` by a user with write access).
@@ -64,7 +64,7 @@ impl Verifier {
 
     /// Compares the change with `base` (its merge base with `HEAD`); `own_paths` (the out dir,
     /// the plan) are never pattern-checked.
-    pub fn with_diff_base(mut self, base: String, own_paths: Vec<String>) -> Self {
+    pub fn with_diff_base(mut self, base: crate::vcs::DiffBase, own_paths: Vec<String>) -> Self {
         self.diff_base = Some(base);
         self.own_paths = own_paths;
         self
@@ -103,32 +103,32 @@ impl Verifier {
         // git calls are skipped when neither is wanted).
         let wanted = self.strategy.pattern_checks.is_some()
             || self.strategy.suites.iter().any(|s| !s.coverage.is_empty());
-        let added = match &self.diff_base {
-            Some(base) if wanted => match crate::vcs::added_lines(&self.root, base).await {
-                Ok(a) => Some(a),
-                Err(e) => {
-                    tracing::warn!(
-                        "pattern checks and added-line coverage skipped: cannot diff against {base}: {e}"
-                    );
-                    None
-                }
-            },
+        // Without them the checks on added lines fail (closed), naming why.
+        let added: Option<Result<AddedLines, String>> = match &self.diff_base {
+            Some(base) if wanted => Some(crate::vcs::added_lines(&self.root, base).await),
             _ => None,
         };
-        let added = added.as_ref();
+        if let Some(Err(e)) = &added {
+            tracing::warn!("the lines the change adds are unknown: {e}");
+        }
+        let unknown = match &added {
+            Some(Err(e)) => Some(e.clone()),
+            _ => None,
+        };
+        let added = added.as_ref().and_then(|a| a.as_ref().ok());
         let suites = &self.strategy.suites;
         let results: Vec<SuiteResult> = if self.strategy.parallel && suites.len() > 1 {
             join_all(
                 suites
                     .iter()
-                    .map(|s| Box::pin(self.run_suite(s, added)) as _)
+                    .map(|s| Box::pin(self.run_suite(s, added, unknown.as_deref())) as _)
                     .collect(),
             )
             .await
         } else {
             let mut out = Vec::new();
             for suite in suites {
-                out.push(self.run_suite(suite, added).await);
+                out.push(self.run_suite(suite, added, unknown.as_deref()).await);
             }
             out
         };
@@ -138,9 +138,20 @@ impl Verifier {
             report.commands.extend(r.runs);
             report.tests.extend(r.tests);
         }
-        if let (Some(cfg), Some(added)) = (&self.strategy.pattern_checks, added) {
-            let found = patterns::check(added, cfg, &self.own_paths);
-            report.gates.extend(patterns::gates(found, added.len()));
+        match (&self.strategy.pattern_checks, added, &unknown) {
+            (Some(cfg), Some(added), _) => {
+                let found = patterns::check(added, cfg, &self.own_paths);
+                report.gates.extend(patterns::gates(found, added.len()));
+            }
+            (Some(_), None, Some(why)) => report.gates.push(Gate::new(
+                "patterns",
+                IssueType::CodeQuality,
+                true,
+                GateStatus::Failed,
+                format!("the lines the change adds could not be checked: {why}"),
+                "",
+            )),
+            _ => {}
         }
         if self.strategy.human_signoff_required {
             let (status, summary) = match &self.signed_off_by {
@@ -176,22 +187,30 @@ impl Verifier {
         })
     }
 
-    async fn run_suite(&self, suite: &Suite, added: Option<&AddedLines>) -> SuiteResult {
+    async fn run_suite(
+        &self,
+        suite: &Suite,
+        added: Option<&AddedLines>,
+        added_unknown: Option<&str>,
+    ) -> SuiteResult {
         let name = suite.kind.key().to_string();
         let issue_type = suite_issue_type(suite.kind);
         let gate = |status, summary: String, excerpt: String| {
             Gate::new(&name, issue_type, suite.required, status, summary, excerpt)
         };
         if suite.commands.is_empty() {
-            let summary = format!(
-                "required at risk level but no `{}.commands` are configured",
-                suite.kind.key()
-            );
-            return SuiteResult {
-                gates: vec![gate(GateStatus::Failed, summary, String::new())],
-                runs: Vec::new(),
-                tests: None,
-            };
+            if suite.junit.is_empty() && suite.coverage.is_empty() {
+                let summary = format!(
+                    "required at risk level but no `{}.commands` (nor `junit`/`coverage` reports) are configured",
+                    suite.kind.key()
+                );
+                return SuiteResult {
+                    gates: vec![gate(GateStatus::Failed, summary, String::new())],
+                    runs: Vec::new(),
+                    tests: None,
+                };
+            }
+            return self.read_suite(suite, added, added_unknown);
         }
         let mut runs = Vec::new();
         let mut failure: Option<(String, String)> = None;
@@ -233,7 +252,7 @@ impl Verifier {
             }
         }
         // Reports are read after the suite's commands wrote them.
-        let tests = junit_results(&self.root, suite, started);
+        let tests = junit_results(&self.root, suite, Some(started));
         let mut main = match &failure {
             None => gate(
                 GateStatus::Passed,
@@ -246,8 +265,67 @@ impl Verifier {
             apply_test_results(&mut main, t, &self.root, failure.is_none());
         }
         let mut gates = vec![main];
-        gates.extend(coverage_gate(&self.root, suite, added));
+        gates.extend(
+            coverage_gate(&self.root, suite, added, Some(started)).map(|mut g| {
+                if let (None, Some(why)) = (added, added_unknown) {
+                    g.summary
+                        .push_str(&format!("; coverage of the added lines unknown: {why}"));
+                }
+                g
+            }),
+        );
         SuiteResult { gates, runs, tests }
+    }
+}
+
+impl Verifier {
+    /// A suite of results produced elsewhere (`junit`/`coverage` and no commands: e.g. the
+    /// downloaded artifacts of a CI matrix): read, not run. After this run's fixes they are
+    /// out of date — the change they tested is not the one now — so the gates wait (pending)
+    /// for the jobs that produce them to run on the new commit.
+    fn read_suite(
+        &self,
+        suite: &Suite,
+        added: Option<&AddedLines>,
+        added_unknown: Option<&str>,
+    ) -> SuiteResult {
+        let name = suite.kind.key().to_string();
+        // They were written before this run (downloaded): no staleness check.
+        let tests = junit_results(&self.root, suite, None);
+        let mut main = Gate::new(
+            &name,
+            suite_issue_type(suite.kind),
+            suite.required,
+            GateStatus::Passed,
+            "results read from reports produced elsewhere (no commands run here)".to_string(),
+            String::new(),
+        );
+        if let Some(t) = &tests {
+            apply_test_results(&mut main, t, &self.root, true);
+        }
+        let mut gates = vec![main];
+        gates.extend(coverage_gate(&self.root, suite, added, None).map(|mut g| {
+            if let (None, Some(why)) = (added, added_unknown) {
+                g.summary
+                    .push_str(&format!("; coverage of the added lines unknown: {why}"));
+            }
+            g
+        }));
+        if self.passes > 1 {
+            for g in &mut gates {
+                g.status = GateStatus::Pending;
+                g.summary = format!(
+                    "out of date: the reports predate this run's fixes (re-run the jobs that produce them on the new commit); before: {}",
+                    g.summary
+                );
+                g.findings.clear();
+            }
+        }
+        SuiteResult {
+            gates,
+            runs: Vec::new(),
+            tests,
+        }
     }
 }
 
@@ -260,7 +338,11 @@ const TEST_DETAIL_MAX: usize = 1500;
 const STALE_SLACK: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Reads the suite's `junit` reports written since `started`. `None` when the suite lists none.
-fn junit_results(root: &Path, suite: &Suite, started: std::time::SystemTime) -> Option<SuiteTests> {
+fn junit_results(
+    root: &Path,
+    suite: &Suite,
+    started: Option<std::time::SystemTime>,
+) -> Option<SuiteTests> {
     if suite.junit.is_empty() {
         return None;
     }
@@ -273,11 +355,13 @@ fn junit_results(root: &Path, suite: &Suite, started: std::time::SystemTime) -> 
     };
     let (paths, mut problems) = expand_globs(root, &suite.junit);
     out.problems.append(&mut problems);
-    let fresh_after = started.checked_sub(STALE_SLACK).unwrap_or(started);
+    let fresh_after = started.map(|s| s.checked_sub(STALE_SLACK).unwrap_or(s));
     for path in paths {
         let shown = display_path(root, &path);
         let modified = std::fs::metadata(&path).and_then(|m| m.modified());
-        if modified.is_ok_and(|m| m < fresh_after) {
+        if let Some(fresh_after) = fresh_after
+            && modified.is_ok_and(|m| m < fresh_after)
+        {
             out.problems
                 .push(format!("{shown} is older than this run and was ignored"));
             continue;
@@ -359,13 +443,15 @@ fn apply_test_results(gate: &mut Gate, tests: &SuiteTests, root: &Path, commands
         );
     }
     gate.summary = summary;
+    let mut tree: Option<FileIndex> = None;
     for case in failing.iter().take(MAX_TEST_FINDINGS) {
         let verb = if case.status == crate::model::CaseStatus::Errored {
             "errored"
         } else {
             "failed"
         };
-        let message = case.message.lines().next().unwrap_or_default().trim();
+        let message = useful_message(&case.message, &case.detail);
+        let message = message.as_str();
         let title = if message.is_empty() {
             format!("Test `{}` {verb}", case.full_name())
         } else {
@@ -380,17 +466,28 @@ fn apply_test_results(gate: &mut Gate, tests: &SuiteTests, root: &Path, commands
             detail.truncate(cut);
             detail.push_str("\n[…]");
         }
-        // Only locations inside the repository are kept as file/line.
-        let inside = case
-            .file
-            .as_deref()
-            .filter(|f| !Path::new(f).is_absolute() && root.join(f).exists());
+        // Only locations inside the repository are kept as file/line; a bare file name (Go,
+        // Java) is looked up in the tree, where a unique match (or the one the class's package
+        // names) wins.
+        let inside = case.file.as_deref().and_then(|f| {
+            if Path::new(f).is_absolute() {
+                return None;
+            }
+            if root.join(f).exists() {
+                return Some(f.to_string());
+            }
+            if f.contains('/') {
+                return None;
+            }
+            tree.get_or_insert_with(|| FileIndex::of(root))
+                .find(f, &case.classname)
+        });
         gate.findings.push(Finding {
             kind: gate.issue_type,
             severity: Severity::High,
             title,
-            file: inside.map(str::to_string),
-            line: inside.and(case.line),
+            line: inside.as_ref().and(case.line),
+            file: inside,
             detail,
             fix: format!("Make `{}` pass.", case.full_name()),
         });
@@ -409,6 +506,79 @@ fn apply_test_results(gate: &mut Gate, tests: &SuiteTests, root: &Path, commands
             detail: tests.reports.join(", "),
             fix: String::new(),
         });
+    }
+}
+
+/// A failure message worth a title: the report's own, unless it says nothing (`Failed`, as
+/// gotestsum writes), then the first line of the failure text that says something
+/// (`path_test.go:185: Clean("a") = "b", want "a"`).
+fn useful_message(message: &str, detail: &str) -> String {
+    let first = message.lines().next().unwrap_or_default().trim();
+    let generic = matches!(
+        first.to_ascii_lowercase().as_str(),
+        "" | "failed" | "failure" | "fail" | "error" | "errored"
+    );
+    if !generic {
+        return first.to_string();
+    }
+    detail
+        .lines()
+        .map(str::trim)
+        .find(|l| {
+            !l.is_empty()
+                && !l.starts_with("=== ")
+                && !l.starts_with("--- ")
+                && !l.eq_ignore_ascii_case("fail")
+                && !l.starts_with("FAIL")
+        })
+        .map(|l| crate::text::clip(l, 200))
+        .unwrap_or_else(|| first.to_string())
+}
+
+/// The repository's files by name (what `.gitignore` keeps out is left out), built on the first
+/// bare file name a report gives.
+struct FileIndex {
+    by_name: std::collections::HashMap<String, Vec<String>>,
+}
+
+impl FileIndex {
+    /// Files past this many are not indexed (a bare name then stays unresolved).
+    const MAX_FILES: usize = 200_000;
+
+    fn of(root: &Path) -> Self {
+        let mut by_name: std::collections::HashMap<String, Vec<String>> = Default::default();
+        let walk = ignore::WalkBuilder::new(root)
+            .hidden(false)
+            .filter_entry(|e| e.file_name() != ".git")
+            .build();
+        for entry in walk.flatten().take(Self::MAX_FILES) {
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let rel = display_path(root, entry.path());
+            if let Some(name) = entry.path().file_name().and_then(|n| n.to_str()) {
+                by_name.entry(name.to_string()).or_default().push(rel);
+            }
+        }
+        FileIndex { by_name }
+    }
+
+    /// The one file called `name`; among several, the one under the path the class's package
+    /// names (`org.apache.commons.cli.CommandLineTest` → `org/apache/commons/cli/`).
+    fn find(&self, name: &str, classname: &str) -> Option<String> {
+        let found = self.by_name.get(name)?;
+        if let [one] = found.as_slice() {
+            return Some(one.clone());
+        }
+        let package = classname
+            .rsplit_once('.')
+            .map(|(p, _)| p.replace('.', "/"))
+            .filter(|p| !p.is_empty())?;
+        let mut under = found
+            .iter()
+            .filter(|f| f.ends_with(&format!("{package}/{name}")));
+        let first = under.next()?;
+        under.next().is_none().then(|| first.clone())
     }
 }
 
@@ -551,7 +721,12 @@ async fn join_all<'a, T>(mut futures: Vec<BoxFuture<'a, T>>) -> Vec<T> {
 
 /// The `coverage:<suite>` gate: required when the suite is and it sets `minimum_coverage`;
 /// advisory (informational) when it only lists reports.
-pub fn coverage_gate(root: &Path, suite: &Suite, added: Option<&AddedLines>) -> Option<Gate> {
+pub fn coverage_gate(
+    root: &Path,
+    suite: &Suite,
+    added: Option<&AddedLines>,
+    started: Option<std::time::SystemTime>,
+) -> Option<Gate> {
     if suite.coverage.is_empty() && suite.minimum_coverage.is_none() {
         return None;
     }
@@ -581,43 +756,49 @@ pub fn coverage_gate(root: &Path, suite: &Suite, added: Option<&AddedLines>) -> 
     if let Some(p) = problems.first() {
         return Some(gate(GateStatus::Failed, p.clone(), String::new()));
     }
+    // Reports older than the suite's start were left by an earlier run (a collection error
+    // writes none): they are named and ignored.
+    let (paths, stale): (Vec<PathBuf>, Vec<PathBuf>) = match started {
+        Some(started) => {
+            let fresh_after = started.checked_sub(STALE_SLACK).unwrap_or(started);
+            paths.into_iter().partition(|p| {
+                std::fs::metadata(p)
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|m| m >= fresh_after)
+            })
+        }
+        None => (paths, Vec::new()),
+    };
+    let stale_note = (!stale.is_empty()).then(|| {
+        let names: Vec<String> = stale.iter().map(|p| display_path(root, p)).collect();
+        format!(
+            "{} older than this run and ignored (stale): {}",
+            if names.len() == 1 {
+                "a report is"
+            } else {
+                "reports are"
+            },
+            names.join(", ")
+        )
+    });
     if paths.is_empty() {
-        return Some(gate(
-            GateStatus::Failed,
-            format!("no coverage report matched {}", suite.coverage.join(", ")),
-            String::new(),
-        ));
+        let summary = match &stale_note {
+            Some(note) => format!("no fresh coverage report: {note}"),
+            None => format!("no coverage report matched {}", suite.coverage.join(", ")),
+        };
+        return Some(gate(GateStatus::Failed, summary, String::new()));
     }
-    let mut overall = coverage::Counts::default();
-    let mut files: std::collections::BTreeMap<String, coverage::Counts> = Default::default();
-    let mut lines: std::collections::BTreeMap<String, std::collections::BTreeMap<u64, bool>> =
-        Default::default();
+    let mut reports = Vec::new();
     let mut sources = Vec::new();
     for path in &paths {
-        let shown = path
-            .strip_prefix(root)
-            .unwrap_or(path)
-            .display()
-            .to_string();
+        let shown = display_path(root, path);
         let parsed = std::fs::read_to_string(path)
             .map_err(|e| e.to_string())
             .and_then(|text| coverage::parse(&text));
         match parsed {
             Ok(c) => {
-                overall.covered += c.overall.covered;
-                overall.total += c.overall.total;
-                for (f, n) in c.files {
-                    let e = files.entry(f).or_default();
-                    e.covered += n.covered;
-                    e.total += n.total;
-                }
-                for (f, measured) in c.lines {
-                    let e = lines.entry(f).or_default();
-                    for (l, hit) in measured {
-                        *e.entry(l).or_insert(false) |= hit;
-                    }
-                }
                 sources.push(format!("{shown} ({})", c.format.as_str()));
+                reports.push(c);
             }
             Err(e) => {
                 return Some(gate(
@@ -628,6 +809,15 @@ pub fn coverage_gate(root: &Path, suite: &Suite, added: Option<&AddedLines>) -> 
             }
         }
     }
+    let merged_from = reports.len();
+    let merged = coverage::merge(reports, |f| {
+        let rel = Path::new(f)
+            .strip_prefix(root)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| f.to_string());
+        rel.trim_start_matches("./").to_string()
+    });
+    let (overall, files, lines) = (merged.overall, merged.files, merged.lines);
     let Some(percent) = overall.percent() else {
         return Some(gate(
             GateStatus::Failed,
@@ -647,11 +837,26 @@ pub fn coverage_gate(root: &Path, suite: &Suite, added: Option<&AddedLines>) -> 
         .collect::<Vec<_>>()
         .join("\n");
     let mut measured = format!(
-        "line coverage {percent:.1}% ({}/{}) from {}",
+        "{} coverage {percent:.1}% ({}/{}) from {}{}",
+        merged.measure.as_str(),
         overall.covered,
         overall.total,
-        sources.join(", ")
+        sources.join(", "),
+        if merged_from > 1 {
+            " (merged: a line covered in any report counts once)"
+        } else {
+            ""
+        }
     );
+    if let Some(b) = merged.branches.and_then(|b| b.percent().map(|p| (p, b))) {
+        measured.push_str(&format!(
+            "; branch coverage {:.1}% ({}/{}, not gated)",
+            b.0, b.1.covered, b.1.total
+        ));
+    }
+    if let Some(note) = &stale_note {
+        measured.push_str(&format!("; {note}"));
+    }
     if let Some(added) = added {
         let new = added_line_coverage(root, &lines, added);
         measured.push_str(&format!("; {}", new.describe()));
@@ -914,7 +1119,8 @@ mod tests {
         );
         added.insert("README.md".into(), vec![(1, String::new())]);
         for pattern in ["*.cobertura.xml", "*.lcov"] {
-            let g = coverage_gate(dir.path(), &suite(&[pattern], None), Some(&added)).unwrap();
+            let g =
+                coverage_gate(dir.path(), &suite(&[pattern], None), Some(&added), None).unwrap();
             assert!(
                 g.summary
                     .ends_with("; lines added by the change: 2/4 covered (50.0%)"),
@@ -930,7 +1136,7 @@ mod tests {
         }
         let mut other = AddedLines::new();
         other.insert("docs/x.md".into(), vec![(1, String::new())]);
-        let g = coverage_gate(dir.path(), &suite(&["*.lcov"], None), Some(&other)).unwrap();
+        let g = coverage_gate(dir.path(), &suite(&["*.lcov"], None), Some(&other), None).unwrap();
         assert!(
             g.summary
                 .ends_with("no line added by the change is measured by the reports")
@@ -942,7 +1148,7 @@ mod tests {
         let dir = coveragepy_reports();
         // coverage.py's own total for this project: 15/19 = 78.947%.
         for pattern in ["*.cobertura.xml", "*.lcov"] {
-            let g = coverage_gate(dir.path(), &suite(&[pattern], Some(80.0)), None).unwrap();
+            let g = coverage_gate(dir.path(), &suite(&[pattern], Some(80.0)), None, None).unwrap();
             assert_eq!(
                 (g.status, g.required),
                 (GateStatus::Failed, true),
@@ -959,19 +1165,94 @@ mod tests {
                 "{pattern}: {}",
                 g.excerpt
             );
-            let g = coverage_gate(dir.path(), &suite(&[pattern], Some(78.9)), None).unwrap();
+            let g = coverage_gate(dir.path(), &suite(&[pattern], Some(78.9)), None, None).unwrap();
             assert_eq!(g.status, GateStatus::Passed, "{}", g.summary);
         }
-        let g = coverage_gate(dir.path(), &suite(&["*.lcov"], None), None).unwrap();
+        let g = coverage_gate(dir.path(), &suite(&["*.lcov"], None), None, None).unwrap();
         assert_eq!((g.status, g.required), (GateStatus::Passed, false));
-        let g = coverage_gate(dir.path(), &suite(&["nothing/*.xml"], Some(50.0)), None).unwrap();
+        let g = coverage_gate(
+            dir.path(),
+            &suite(&["nothing/*.xml"], Some(50.0)),
+            None,
+            None,
+        )
+        .unwrap();
         assert_eq!(g.status, GateStatus::Failed);
         assert!(g.summary.contains("no coverage report matched"));
-        let g = coverage_gate(dir.path(), &suite(&[], Some(50.0)), None).unwrap();
+        let g = coverage_gate(dir.path(), &suite(&[], Some(50.0)), None, None).unwrap();
         assert!(g.summary.contains("no `coverage` reports are configured"));
         std::fs::write(dir.path().join("bad.lcov"), "SF:a\nDA:x\nend_of_record\n").unwrap();
-        let g = coverage_gate(dir.path(), &suite(&["bad.lcov"], Some(50.0)), None).unwrap();
+        let g = coverage_gate(dir.path(), &suite(&["bad.lcov"], Some(50.0)), None, None).unwrap();
         assert!(g.summary.contains("bad.lcov: line 2"), "{}", g.summary);
-        assert!(coverage_gate(dir.path(), &suite(&[], None), None).is_none());
+        assert!(coverage_gate(dir.path(), &suite(&[], None), None, None).is_none());
+    }
+
+    /// Issue 18: a coverage report left by an earlier run passed the gate.
+    #[test]
+    fn a_coverage_report_older_than_the_suite_is_stale_and_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("old.lcov"),
+            "SF:a.py\nDA:1,1\nend_of_record\n",
+        )
+        .unwrap();
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+        let g = coverage_gate(
+            dir.path(),
+            &suite(&["*.lcov"], Some(50.0)),
+            None,
+            Some(later),
+        )
+        .unwrap();
+        assert_eq!(g.status, GateStatus::Failed);
+        assert!(
+            g.summary.contains("stale") && g.summary.contains("old.lcov"),
+            "{}",
+            g.summary
+        );
+        let g = coverage_gate(dir.path(), &suite(&["*.lcov"], Some(50.0)), None, None).unwrap();
+        assert_eq!(g.status, GateStatus::Passed, "{}", g.summary);
+    }
+
+    /// Issue 18: Go and Java name a failing test's file without its directory, and gotestsum's
+    /// message is "Failed".
+    #[test]
+    fn bare_file_names_resolve_to_the_repository_path_and_titles_say_something() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for f in [
+            "path/path_test.go",
+            "src/test/java/org/apache/cli/CommandLineTest.java",
+            "other/org/x/CommandLineTest.java",
+        ] {
+            std::fs::create_dir_all(root.join(f).parent().unwrap()).unwrap();
+            std::fs::write(root.join(f), "").unwrap();
+        }
+        let index = FileIndex::of(root);
+        assert_eq!(
+            index.find("path_test.go", "path").as_deref(),
+            Some("path/path_test.go")
+        );
+        assert_eq!(
+            index
+                .find("CommandLineTest.java", "org.apache.cli.CommandLineTest")
+                .as_deref(),
+            Some("src/test/java/org/apache/cli/CommandLineTest.java")
+        );
+        assert_eq!(
+            index.find("CommandLineTest.java", "CommandLineTest"),
+            None,
+            "ambiguous"
+        );
+        assert_eq!(index.find("nope.go", ""), None);
+        let detail = "=== RUN   TestClean\n    path_test.go:185: Clean(\"a/\") = \"a/\", want \"a\"\n--- FAIL: TestClean (0.00s)\n";
+        assert_eq!(
+            useful_message("Failed", detail),
+            "path_test.go:185: Clean(\"a/\") = \"a/\", want \"a\""
+        );
+        assert_eq!(
+            useful_message("expected 2, got 3", detail),
+            "expected 2, got 3"
+        );
     }
 }

@@ -1,5 +1,5 @@
-//! Running one shell command: its own process group, a timeout (SIGTERM to the group, a grace
-//! period, then SIGKILL), output captured with bounded memory (head + tail), and an environment
+//! Running one shell command: its own process group, a timeout (SIGINT to the group so test
+//! tools write their reports, then SIGTERM, then SIGKILL, each after a grace period), output captured with bounded memory (head + tail), and an environment
 //! without secrets.
 
 use std::path::{Path, PathBuf};
@@ -139,6 +139,8 @@ impl Launcher {
         let deadline = Instant::now() + job.timeout;
         let mut stop: Option<CommandOutcome> = None;
         let mut kill_at: Option<tokio::time::Instant> = None;
+        // The signal sent at `kill_at`: SIGTERM after a timeout's SIGINT, then SIGKILL.
+        let mut next_signal = Signal::SIGKILL;
         let mut open = true;
         let status = loop {
             tokio::select! {
@@ -148,8 +150,11 @@ impl Launcher {
                 },
                 status = child.wait() => break status,
                 _ = tokio::time::sleep_until(deadline.into()), if stop.is_none() => {
+                    // SIGINT first, as Ctrl-C: test tools write their reports and name the
+                    // test that hung (pytest, jest, go test); then SIGTERM, then SIGKILL.
                     stop = Some(CommandOutcome::TimedOut { seconds: job.timeout.as_secs() });
-                    group.signal(Signal::SIGTERM);
+                    group.signal(Signal::SIGINT);
+                    next_signal = Signal::SIGTERM;
                     kill_at = Some(tokio::time::Instant::now() + GRACE_PERIOD);
                 }
                 reason = self.cancel.cancelled(), if stop.is_none() => {
@@ -158,8 +163,10 @@ impl Launcher {
                     kill_at = Some(tokio::time::Instant::now() + GRACE_PERIOD);
                 }
                 _ = sleep_until_opt(kill_at) => {
-                    group.signal(Signal::SIGKILL);
-                    kill_at = None;
+                    group.signal(next_signal);
+                    kill_at = (next_signal == Signal::SIGTERM)
+                        .then(|| tokio::time::Instant::now() + GRACE_PERIOD);
+                    next_signal = Signal::SIGKILL;
                 }
             }
         };
@@ -512,5 +519,25 @@ mod tests {
         assert!(!r.output.contains("canary"), "{}", r.output);
         assert!(r.output.contains("NPM_TOKEN=npm_kept_by_passthrough"));
         assert!(r.output.contains("ORDINARY=visible"));
+    }
+
+    /// Issue 18: a timeout sent SIGTERM first, so pytest wrote no report and the hung test was
+    /// not named. SIGINT comes first now (as Ctrl-C), SIGTERM only if that does not end it.
+    #[test]
+    fn a_timeout_interrupts_first_so_test_tools_write_their_reports() {
+        let dir = tempfile::tempdir().unwrap();
+        rt().block_on(async {
+            let done = run_shell(
+                "trap 'echo interrupted > report.txt; exit 130' INT; trap '' TERM; sleep 30 & wait",
+                dir.path(),
+                Duration::from_millis(300),
+                100,
+                100,
+            )
+            .await;
+            assert!(matches!(done.outcome, CommandOutcome::TimedOut { .. }));
+            let report = std::fs::read_to_string(dir.path().join("report.txt")).unwrap();
+            assert_eq!(report.trim(), "interrupted");
+        });
     }
 }

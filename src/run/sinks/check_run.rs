@@ -7,7 +7,7 @@ use crate::run::events::{Products, RunEvent, Sink, SinkFuture};
 pub struct CheckRunSink {
     pub check: CheckRun,
     pub root: std::path::PathBuf,
-    pub diff_base: String,
+    pub diff_base: crate::vcs::DiffBase,
 }
 
 /// Where the full report is when the published one is cut.

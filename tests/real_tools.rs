@@ -1,0 +1,226 @@
+//! Issue 18 against reports the real tools write (not look-alikes): pytest + coverage.py run as
+//! two shards of one package, a collection error leaving an earlier coverage report behind, and
+//! gotestsum + `go test -coverprofile` naming a failing test's file without its directory.
+//!
+//! `.ci/run` installs the tools and sets `QA_LOOP_REAL_TOOLS=1`, which makes a missing tool a
+//! failure; elsewhere a missing tool skips its test with a note on stderr.
+
+mod support;
+use std::path::Path;
+use std::process::Output;
+use support::*;
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+
+/// Whether `program args…` runs; when it does not, fails under `.ci/run`, else skips.
+fn have(program: &str, args: &[&str]) -> bool {
+    let ok = std::process::Command::new(program)
+        .args(args)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("QA_LOOP_REAL_TOOLS").is_none(),
+            "`{program}` is not installed (.ci/run installs it)"
+        );
+        eprintln!("skipped: `{program} {}` does not run here", args.join(" "));
+    }
+    ok
+}
+
+fn approve() -> Value {
+    json!({"calls": [{"role": "reviewer", "tool_calls": [{"id": "v", "name": "submit_verdict",
+        "arguments": {"status": "approved", "score": 95, "confidence": 0.9, "summary": "s",
+                      "criteria": [], "issues": []}}]}]})
+}
+
+fn run(dir: &Path) -> Output {
+    std::fs::write(dir.join("session.json"), approve().to_string()).unwrap();
+    Command::cargo_bin("qa-loop")
+        .unwrap()
+        .current_dir(dir)
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_BASE_REF")
+        .env("NO_COLOR", "1")
+        .args([
+            "run",
+            "--provider",
+            "replay",
+            "--replay-session",
+            "session.json",
+            "--mode",
+            "review",
+        ])
+        .output()
+        .unwrap()
+}
+
+fn gate(dir: &Path, name: &str) -> Value {
+    let r: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join(".qa-loop/qa-result.json")).unwrap(),
+    )
+    .unwrap();
+    r["history"][0]["verification"]["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("no gate {name}"))
+}
+
+fn commit_all(dir: &Path) {
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "init"]);
+}
+
+/// Two pytest shards each cover about half of `pkg/calc.py`: summed, the figure was ~55% and
+/// failed the 90% minimum (`coverage combine` says 100%). A collection error then leaves shard
+/// A's report from the earlier run: it is stale and ignored, never counted.
+#[test]
+fn sharded_coverage_py_reports_merge_and_a_stale_one_is_ignored() {
+    if !have("python3", &["-m", "pytest", "--version"])
+        || !have("python3", &["-m", "coverage", "--version"])
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("pkg")).unwrap();
+    std::fs::write(d.join("pkg/__init__.py"), "").unwrap();
+    let funcs: String = (0..10)
+        .map(|i| format!("def f{i}(x):\n    y = x + {i}\n    return y\n\n"))
+        .collect();
+    std::fs::write(d.join("pkg/calc.py"), funcs).unwrap();
+    let tests = |range: std::ops::Range<u32>| -> String {
+        range
+            .map(|i| {
+                format!(
+                    "def test_f{i}():\n    from pkg import calc\n    assert calc.f{i}(1) == {}\n\n",
+                    i + 1
+                )
+            })
+            .collect()
+    };
+    std::fs::write(d.join("test_a.py"), tests(0..5)).unwrap();
+    std::fs::write(d.join("test_b.py"), tests(5..10)).unwrap();
+    let shard = |s: &str| {
+        format!(
+            "COVERAGE_FILE=.cov-{s} python3 -m coverage run --source=pkg -m pytest -q -p no:cacheprovider test_{s}.py --junitxml=reports/junit-{s}.xml && COVERAGE_FILE=.cov-{s} python3 -m coverage xml -q -o reports/cov-{s}.xml"
+        )
+    };
+    let config = json!({
+        "risk_level": "low",
+        "unit_tests": {
+            "required": true,
+            "commands": [shard("a"), shard("b")],
+            "junit": ["reports/junit-*.xml"],
+            "coverage": ["reports/cov-*.xml"],
+            "minimum_coverage": 90
+        }
+    });
+    std::fs::write(d.join("qa-loop.json"), config.to_string()).unwrap();
+    std::fs::write(
+        d.join(".gitignore"),
+        ".qa-loop/\nsession.json\nreports/\n.cov-*\n__pycache__/\n",
+    )
+    .unwrap();
+    commit_all(d);
+
+    let o = run(d);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let g = gate(d, "coverage:unit_tests");
+    let summary = g["summary"].as_str().unwrap().to_string();
+    assert_eq!(g["status"], "passed", "{summary}");
+    assert!(summary.starts_with("line coverage 100.0%"), "{summary}");
+    assert!(summary.contains("merged"), "{summary}");
+
+    // A collection error in shard A: its coverage report is the earlier run's.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    std::fs::write(d.join("test_a.py"), "def test_broken(:\n").unwrap();
+    let o = run(d);
+    assert_ne!(o.status.code(), Some(0));
+    let g = gate(d, "coverage:unit_tests");
+    let summary = g["summary"].as_str().unwrap();
+    assert_eq!(g["status"], "failed", "{summary}");
+    assert!(
+        summary.contains("stale") && summary.contains("cov-a.xml"),
+        "{summary}"
+    );
+}
+
+/// gotestsum names a failing test's file without its directory (`path_test.go:8`) and titles
+/// the failure "Failed": the issue now points at `path/path_test.go` with the failure's text.
+#[test]
+fn a_go_failure_from_gotestsum_is_located_in_the_repository() {
+    if !have("go", &["version"]) || !have("gotestsum", &["--version"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("path")).unwrap();
+    std::fs::write(d.join("go.mod"), "module example.com/m\n\ngo 1.19\n").unwrap();
+    std::fs::write(
+        d.join("path/path.go"),
+        "package path\n\nfunc Clean(p string) string {\n\treturn p\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("path/path_test.go"),
+        "package path\n\nimport \"testing\"\n\nfunc TestClean(t *testing.T) {\n\tif got := Clean(\"a/\"); got != \"a\" {\n\t\tt.Errorf(\"Clean(%q) = %q, want %q\", \"a/\", got, \"a\")\n\t}\n}\n",
+    )
+    .unwrap();
+    let cache = d.join(".gocache");
+    let config = json!({
+        "risk_level": "low",
+        "unit_tests": {
+            "required": true,
+            "commands": [format!("mkdir -p reports && GOCACHE={} GOFLAGS=-mod=mod gotestsum --junitfile reports/go.xml -- -coverprofile=reports/cover.out ./...", cache.display())],
+            "junit": ["reports/go.xml"],
+            "coverage": ["reports/cover.out"]
+        }
+    });
+    std::fs::write(d.join("qa-loop.json"), config.to_string()).unwrap();
+    std::fs::write(
+        d.join(".gitignore"),
+        ".qa-loop/\nsession.json\nreports/\n.gocache/\n",
+    )
+    .unwrap();
+    commit_all(d);
+    let o = run(d);
+    assert_ne!(o.status.code(), Some(0));
+    let g = gate(d, "unit_tests");
+    assert_eq!(g["status"], "failed", "{g}");
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join(".qa-loop/qa-result.json")).unwrap())
+            .unwrap();
+    let finding = r["history"][0]["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["title"].as_str().unwrap().contains("TestClean"))
+        .cloned()
+        .unwrap_or_else(|| panic!("no issue for TestClean: {}", r["history"][0]["issues"]));
+    assert_eq!(finding["file"], "path/path_test.go", "{finding}");
+    assert_eq!(finding["line"], 7, "{finding}");
+    let title = finding["title"].as_str().unwrap();
+    assert!(
+        title.contains("path_test.go:7: Clean(\"a/\") = \"a/\", want \"a\""),
+        "{title}"
+    );
+    let cover = gate(d, "coverage:unit_tests");
+    assert!(
+        cover["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("statement coverage"),
+        "{cover}"
+    );
+}
