@@ -2,7 +2,8 @@
 //! two shards of one package, a collection error leaving an earlier coverage report behind, and
 //! gotestsum + `go test -coverprofile` naming a failing test's file without its directory.
 //!
-//! `.ci/run` installs the tools and sets `QA_LOOP_REAL_TOOLS=1`, which makes a missing tool a
+//! `.ci/run` installs the tools (jest and jest-junit from npm into the directory
+//! `QA_LOOP_JEST_DIR` names) and sets `QA_LOOP_REAL_TOOLS=1`, which makes a missing tool a
 //! failure; elsewhere a missing tool skips its test with a note on stderr.
 
 mod support;
@@ -223,4 +224,152 @@ fn a_go_failure_from_gotestsum_is_located_in_the_repository() {
             .starts_with("statement coverage"),
         "{cover}"
     );
+}
+
+/// jest run twice on the same module (two test files, as unit and integration runs of the same
+/// code): its two lcov reports merge to the real figure, and the suite reads jest-junit results.
+#[test]
+fn two_jest_lcov_reports_of_the_same_module_merge() {
+    let Some(modules) = std::env::var_os("QA_LOOP_JEST_DIR").map(std::path::PathBuf::from) else {
+        assert!(
+            std::env::var_os("QA_LOOP_REAL_TOOLS").is_none(),
+            "QA_LOOP_JEST_DIR is not set (.ci/run installs jest there)"
+        );
+        eprintln!("skipped: QA_LOOP_JEST_DIR is not set");
+        return;
+    };
+    let jest = modules.join(".bin/jest");
+    let reporter = modules.join("jest-junit");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("src")).unwrap();
+    std::fs::create_dir_all(d.join("test")).unwrap();
+    let funcs: String = (0..10)
+        .map(|i| format!("function f{i}(x) {{\n  const y = x + {i};\n  return y;\n}}\n"))
+        .collect();
+    let exports: Vec<String> = (0..10).map(|i| format!("f{i}")).collect();
+    std::fs::write(
+        d.join("src/calc.js"),
+        format!("{funcs}module.exports = {{ {} }};\n", exports.join(", ")),
+    )
+    .unwrap();
+    let tests = |range: std::ops::Range<u32>| -> String {
+        let cases: String = range
+            .map(|i| {
+                format!(
+                    "test('f{i}', () => {{ expect(calc.f{i}(1)).toBe({}); }});\n",
+                    i + 1
+                )
+            })
+            .collect();
+        format!("const calc = require('../src/calc');\n{cases}")
+    };
+    std::fs::write(d.join("test/a.test.js"), tests(0..5)).unwrap();
+    std::fs::write(d.join("test/b.test.js"), tests(5..10)).unwrap();
+    std::fs::write(
+        d.join("package.json"),
+        r#"{"name": "calc", "version": "1.0.0"}"#,
+    )
+    .unwrap();
+    let run_one = |s: &str| {
+        format!(
+            "JEST_JUNIT_OUTPUT_FILE=reports/junit-{s}.xml {} --ci --rootDir . test/{s}.test.js --coverage --collectCoverageFrom='src/**/*.js' --coverageReporters=lcov --coverageDirectory=reports/cov-{s} --reporters=default --reporters={}",
+            jest.display(),
+            reporter.display()
+        )
+    };
+    let config = json!({
+        "risk_level": "low",
+        "unit_tests": {
+            "required": true,
+            "commands": [run_one("a"), run_one("b")],
+            "junit": ["reports/junit-*.xml"],
+            "coverage": ["reports/cov-*/lcov.info"],
+            "minimum_coverage": 90
+        }
+    });
+    std::fs::write(d.join("qa-loop.json"), config.to_string()).unwrap();
+    std::fs::write(d.join(".gitignore"), ".qa-loop/\nsession.json\nreports/\n").unwrap();
+    commit_all(d);
+    let o = run(d);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let unit = gate(d, "unit_tests");
+    assert!(
+        unit["summary"].as_str().unwrap().contains("10 passed"),
+        "{unit}"
+    );
+    let g = gate(d, "coverage:unit_tests");
+    let summary = g["summary"].as_str().unwrap();
+    assert_eq!(g["status"], "passed", "{summary}");
+    assert!(
+        summary.starts_with("line coverage 100.0%") && summary.contains("merged"),
+        "{summary}"
+    );
+}
+
+/// Results of another job (a real pytest JUnit file, downloaded before the run): the suite has
+/// only a `junit` glob and is read, not run; its failing test fails the gate with its location.
+#[test]
+fn an_ingest_only_suite_reads_a_real_pytest_report() {
+    if !have("python3", &["-m", "pytest", "--version"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
+    std::fs::write(
+        d.join("test_calc.py"),
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n",
+    )
+    .unwrap();
+    // The other job: pytest writes its report (it fails, as the change is wrong).
+    let pytest = std::process::Command::new("python3")
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--junitxml=artifacts/shard-1.xml",
+        ])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert_eq!(pytest.status.code(), Some(1));
+    std::fs::write(
+        d.join("qa-loop.yml"),
+        "risk_level: low\nunit_tests:\n  required: true\n  junit: [\"artifacts/*.xml\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join(".gitignore"),
+        ".qa-loop/\nsession.json\nartifacts/\n__pycache__/\n",
+    )
+    .unwrap();
+    commit_all(d);
+    let o = run(d);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let g = gate(d, "unit_tests");
+    assert_eq!(g["status"], "failed", "{g}");
+    let summary = g["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("produced elsewhere") && summary.contains("1 failed"),
+        "{summary}"
+    );
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join(".qa-loop/qa-result.json")).unwrap())
+            .unwrap();
+    let issue = &r["history"][0]["issues"][0];
+    assert_eq!(issue["file"], "test_calc.py", "{issue}");
+    assert_eq!(issue["line"], 5, "{issue}");
 }
