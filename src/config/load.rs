@@ -41,7 +41,24 @@ fn is_json(path: &Path) -> bool {
 /// Parses a config document; `path` only labels errors and picks JSON or YAML.
 pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, InputError> {
     if is_json(path) {
-        serde_json::from_str(text).map_err(|e| InputError::from_json(path, &e))
+        // The error names the setting's path (`unit_tests.junit`), as for YAML.
+        let de = &mut serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = e.path().to_string();
+            let mut err = InputError::from_json(path, e.inner());
+            err.message = expected_form(&err.message);
+            let last = key.rsplit('.').next().unwrap_or(&key);
+            // Values of the wrong form name their setting; syntax errors have none.
+            let data = e.inner().classify() == serde_json::error::Category::Data;
+            if data
+                && !key.starts_with(['.', '?'])
+                && !key.is_empty()
+                && !err.message.contains(last)
+            {
+                err.message = format!("`{key}`: {}", err.message);
+            }
+            err
+        })
     } else {
         parse_yaml(path, text)
     }
@@ -60,10 +77,10 @@ pub fn parse_yaml<T: for<'de> Deserialize<'de>>(path: &Path, text: &str) -> Resu
             Some(loc) if loc.line() > 0 => {
                 // Every error names the setting it is about.
                 let message = match key_path_at(text, loc.line() as usize) {
-                    // Unless the message names it already.
+                    // A value of the wrong form names its setting, unless the message does.
                     Some(key)
-                        if !message
-                            .contains(&format!("`{}`", key.rsplit('.').next().unwrap_or(&key))) =>
+                        if about_a_value(&message)
+                            && !message.contains(key.rsplit('.').next().unwrap_or(&key)) =>
                     {
                         format!("`{key}`: {message}")
                     }
@@ -88,6 +105,10 @@ fn key_path_at(text: &str, line: usize) -> Option<String> {
         }
         let indent = raw.len() - content.len();
         let item = content.strip_prefix("- ").map(str::trim_start);
+        if item.is_some() && indent == 0 && stack.is_empty() {
+            // A list at the top: its items are no settings.
+            return None;
+        }
         let (indent, content) = match item {
             Some(rest) => (indent + 2, rest),
             None => (indent, content),
@@ -113,6 +134,23 @@ fn key_path_at(text: &str, line: usize) -> Option<String> {
         }
     }
     found
+}
+
+/// Whether a message is about a setting's value (its form or range), not the file's syntax.
+fn about_a_value(message: &str) -> bool {
+    [
+        "unknown variant",
+        "expected ",
+        "must ",
+        "invalid type",
+        "invalid value",
+        "invalid duration",
+        "a price needs",
+        "prices must",
+        "cache or long-context",
+    ]
+    .iter()
+    .any(|p| message.starts_with(p))
 }
 
 /// The expected form in words for the parser's terse messages.
@@ -446,6 +484,11 @@ mod tests {
             e.contains("`unit_tests.minimum_coverage`: expected a number"),
             "{e}"
         );
+        let json = Path::new("qa-loop.json");
+        let e = parse_config(json, r#"{"unit_tests": {"junit": "x.xml"}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`unit_tests.junit`: invalid type"), "{e}");
         assert_eq!(
             key_path_at("a:\n  b:\n    - c: 1\n    - d: x\n", 4).as_deref(),
             Some("a.b.d")
