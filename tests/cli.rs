@@ -614,7 +614,9 @@ fn run_updates_the_plan_and_keeps_its_other_keys() {
         "4-space indentation kept:\n{text}"
     );
     assert_eq!(v["qa_signoff"]["status"], "approved");
-    assert_eq!(v["qa_signoff"]["qa_session"], 1);
+    // Issue 19: the review iteration, as Auto-Claude numbers QA sessions (reject → fix →
+    // approve is session 2; it was 1, the run count).
+    assert_eq!(v["qa_signoff"]["qa_session"], 2);
     assert_eq!(v["qa_signoff"]["tests_passed"]["unit"], true);
     assert_eq!(v["qa_iteration_history"].as_array().unwrap().len(), 2);
     // Iteration 1: the reviewer's Q1 and the failed gate's G1.
@@ -627,6 +629,53 @@ fn run_updates_the_plan_and_keeps_its_other_keys() {
             .unwrap()
             .contains("a + b")
     );
+}
+
+/// Issue 19, point 5: a plan whose history already holds an issue twice did not escalate when
+/// the reviewer reported it a third time. The plan's history is the loop's memory now: the
+/// numbering continues (iteration 3) and the recurrence escalates (exit 3).
+#[test]
+fn a_plan_s_history_is_the_memory_of_local_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let title = "add subtracts instead of adding";
+    let session = json!({"calls": [verdict("rejected", 30, title)]});
+    project(dir.path(), session);
+    let earlier = |n: u32| {
+        json!({"iteration": n, "status": "rejected", "timestamp": "2026-11-01T10:00:00Z",
+               "issues": [{"title": title, "type": "unit_test", "file": "calc.py", "line": 2}]})
+    };
+    let mut first = earlier(1);
+    // Auto-Claude's issues may come without a type: counted as `unknown`.
+    first["issues"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"title": "README typo"}));
+    let plan = json!({"feature": "calc", "qa_iteration_history": [first, earlier(2)],
+                      "qa_signoff": {"status": "rejected", "qa_session": 2}});
+    std::fs::write(
+        dir.path().join("implementation_plan.json"),
+        serde_json::to_string_pretty(&plan).unwrap(),
+    )
+    .unwrap();
+    let o = replay_run(dir.path(), &["--plan", "implementation_plan.json"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("implementation_plan.json")).unwrap(),
+    )
+    .unwrap();
+    let iterations: Vec<u64> = v["qa_iteration_history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["iteration"].as_u64().unwrap())
+        .collect();
+    assert_eq!(iterations, [1, 2, 3]);
+    assert_eq!(v["qa_signoff"]["qa_session"], 3);
+    assert_eq!(v["qa_signoff"]["status"], "human_escalation");
+    // As Auto-Claude's `record_iteration`: the last iteration's status; untyped issues `unknown`.
+    assert_eq!(v["qa_stats"]["last_status"], "rejected");
+    assert_eq!(v["qa_stats"]["issues_by_type"]["unknown"], 1);
+    assert_eq!(v["qa_stats"]["total_iterations"], 3);
 }
 
 #[test]

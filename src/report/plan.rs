@@ -1,6 +1,7 @@
-//! Updating `implementation_plan.json` in the established QA-loop format: `qa_signoff`,
-//! `qa_iteration_history`, `qa_stats`. Every other key keeps its value and its place; the file's
-//! indentation is kept.
+//! The QA state of `implementation_plan.json`, in the established QA-loop format: `qa_signoff`,
+//! `qa_iteration_history`, `qa_stats`. Read at the start of a local run (its history is the
+//! loop's memory across runs, as the sticky comment's state is on a pull request) and written
+//! at the end. Every other key keeps its value and its place; the file's indentation is kept.
 
 use serde_json::{Map, Value, json};
 
@@ -24,9 +25,12 @@ pub fn update(text: &str, r: &RunReport<'_>, now: &str) -> Result<String, String
         .filter_map(|e| e.get("iteration").and_then(Value::as_u64))
         .max()
         .unwrap_or(0) as u32;
-    for h in r.history {
+    // The run continued the plan's numbering (its history seeded the loop): only the
+    // iterations past the plan's are new. A run that started elsewhere (a pull request's
+    // state) appends what it holds beyond the plan's last iteration.
+    for h in r.history.iter().filter(|h| h.iteration > offset) {
         history.push(json!({
-            "iteration": offset + h.iteration,
+            "iteration": h.iteration,
             "status": h.status.as_str(),
             "timestamp": h.timestamp,
             "score": h.score,
@@ -44,12 +48,12 @@ pub fn update(text: &str, r: &RunReport<'_>, now: &str) -> Result<String, String
                 (k.short().to_string(), v)
             })
             .collect();
-    let session = obj
-        .get("qa_signoff")
-        .and_then(|s| s.get("qa_session"))
-        .and_then(Value::as_u64)
-        .unwrap_or(0)
-        + 1;
+    // The review iteration (Auto-Claude numbers QA sessions by review, across runs).
+    let session = history
+        .iter()
+        .filter_map(|e| e.get("iteration").and_then(Value::as_u64))
+        .max()
+        .unwrap_or(0);
     let signoff = json!({
         "status": r.outcome.status().as_str(),
         "qa_session": session,
@@ -65,22 +69,108 @@ pub fn update(text: &str, r: &RunReport<'_>, now: &str) -> Result<String, String
             .into_iter()
             .flatten()
         {
-            if let Some(t) = issue.get("type").and_then(Value::as_str) {
-                *by_type.entry(t.to_string()).or_default() += 1;
-            }
+            // Auto-Claude counts an issue without a type as `unknown`.
+            let t = issue
+                .get("type")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+                .unwrap_or("unknown");
+            *by_type.entry(t.to_string()).or_default() += 1;
         }
     }
     let last = history.last();
     let stats = json!({
         "total_iterations": history.len(),
         "last_iteration": last.and_then(|e| e.get("iteration")).cloned().unwrap_or(Value::Null),
-        "last_status": r.outcome.status().as_str(),
+        // The last iteration's status, as Auto-Claude's `record_iteration` sets it.
+        "last_status": last.and_then(|e| e.get("status")).cloned().unwrap_or(Value::Null),
         "issues_by_type": by_type,
     });
     obj.insert("qa_signoff".into(), signoff);
     obj.insert("qa_iteration_history".into(), Value::Array(history));
     obj.insert("qa_stats".into(), stats);
     Ok(pretty(&plan, detect_indent(text)))
+}
+
+/// The plan's `qa_iteration_history` as the loop's earlier iterations (ours, or Auto-Claude's
+/// entries with fewer fields): numbering, recurrences and the iteration total continue from it.
+/// Entries that cannot be read are skipped with a warning naming them.
+pub fn history_of(text: &str) -> Vec<crate::engine::IterationRecord> {
+    use crate::engine::{IterationRecord, Status};
+    use crate::model::{Issue, IssueType, Severity};
+    let Ok(plan) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    let entries = plan
+        .get("qa_iteration_history")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut out: Vec<IterationRecord> = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        let Some(e) = e.as_object() else {
+            tracing::warn!("qa_iteration_history[{i}] is not an object: skipped");
+            continue;
+        };
+        let iteration = e
+            .get("iteration")
+            .and_then(Value::as_u64)
+            .map_or(out.last().map_or(1, |l| l.iteration + 1), |n| n as u32);
+        let status = match e.get("status").and_then(Value::as_str).unwrap_or_default() {
+            "approved" => Status::Approved,
+            "fixes_applied" => Status::FixesApplied,
+            "human_escalation" => Status::HumanEscalation,
+            "max_iterations" => Status::MaxIterations,
+            "error" => Status::Error,
+            _ => Status::Rejected,
+        };
+        let text_of = |v: &Value, k: &str| {
+            v.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let issues: Vec<Issue> = e
+            .get("issues")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .filter_map(|(k, v)| {
+                let title = Some(text_of(v, "title"))
+                    .filter(|t| !t.is_empty())
+                    .or_else(|| Some(text_of(v, "description")).filter(|t| !t.is_empty()))?;
+                Some(Issue {
+                    id: Some(text_of(v, "id"))
+                        .filter(|t| !t.is_empty())
+                        .unwrap_or(format!("Q{}", k + 1)),
+                    title,
+                    kind: IssueType::parse_lenient(&text_of(v, "type"))
+                        .unwrap_or(IssueType::CodeQuality),
+                    severity: Severity::parse_lenient(&text_of(v, "severity"))
+                        .unwrap_or(Severity::Medium),
+                    file: Some(text_of(v, "file")).filter(|t| !t.is_empty()),
+                    line: v.get("line").and_then(Value::as_u64).map(|l| l as u32),
+                    description: text_of(v, "description"),
+                    fix: text_of(v, "fix"),
+                    recurs: None,
+                })
+            })
+            .collect();
+        out.push(IterationRecord {
+            iteration,
+            status,
+            reviewer_approved: status == Status::Approved,
+            score: e.get("score").and_then(Value::as_u64).unwrap_or(0).min(100) as u8,
+            summary: text_of(&Value::Object(e.clone()), "summary"),
+            criteria: Vec::new(),
+            issues,
+            verification: Default::default(),
+            timestamp: text_of(&Value::Object(e.clone()), "timestamp"),
+            manual_test_plan: None,
+        });
+    }
+    out
 }
 
 /// The indentation of the first indented line (two spaces when none).

@@ -103,7 +103,18 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
     });
     let state = match &ctx.pr {
         Some(pr) => pr_sinks(ctx, pr, &mut sinks).await,
-        None => CrossRunState::default(),
+        // Locally the plan is the memory: its history continues the numbering, the
+        // recurrences and the iteration total.
+        None => CrossRunState {
+            history: settings
+                .paths
+                .plan
+                .as_ref()
+                .and_then(|p| std::fs::read_to_string(p).ok())
+                .map(|t| crate::report::plan::history_of(&t))
+                .unwrap_or_default(),
+            ..CrossRunState::default()
+        },
     };
     if let Some(path) = &settings.output.events_jsonl {
         let jsonl = sinks::events_jsonl::EventsJsonl::create(path)
