@@ -41,27 +41,28 @@ fn is_json(path: &Path) -> bool {
 /// Parses a config document; `path` only labels errors and picks JSON or YAML.
 pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, InputError> {
     if is_json(path) {
-        // The error names the setting's path (`unit_tests.junit`), as for YAML.
-        let de = &mut serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de).map_err(|e| {
-            let key = e.path().to_string();
-            let mut err = InputError::from_json(path, e.inner());
-            err.message = expected_form(&err.message);
-            let last = key.rsplit('.').next().unwrap_or(&key);
-            // Values of the wrong form name their setting; syntax errors have none.
-            let data = e.inner().classify() == serde_json::error::Category::Data;
-            if data
-                && !key.starts_with(['.', '?'])
-                && !key.is_empty()
-                && !err.message.contains(last)
-            {
-                err.message = format!("`{key}`: {}", err.message);
-            }
-            err
-        })
+        parse_json(path, text)
     } else {
         parse_yaml(path, text)
     }
+}
+
+/// Parses JSON; an error about a value names the setting's path (`unit_tests.junit`), as for
+/// YAML, and keeps its line and column.
+pub fn parse_json<T: for<'de> Deserialize<'de>>(path: &Path, text: &str) -> Result<T, InputError> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let key = e.path().to_string();
+        let mut err = InputError::from_json(path, e.inner());
+        err.message = expected_form(&err.message);
+        let last = key.rsplit('.').next().unwrap_or(&key);
+        // Values of the wrong form name their setting; syntax errors have none.
+        let data = e.inner().classify() == serde_json::error::Category::Data;
+        if data && !key.starts_with(['.', '?']) && !key.is_empty() && !err.message.contains(last) {
+            err.message = format!("`{key}`: {}", err.message);
+        }
+        err
+    })
 }
 
 /// Parses YAML with serde-saphyr (duplicate keys rejected, merge keys applied).
@@ -225,22 +226,9 @@ pub fn config_path(explicit: Option<&Path>, root: &Path) -> Result<Option<PathBu
     }))
 }
 
-/// The part of `implementation_plan.json` qa-loop reads; every other key is left alone.
-#[derive(Debug, Default, Deserialize)]
-struct PlanView {
-    #[serde(default)]
-    verification_strategy: Option<StrategyLayer>,
-}
-
-/// Parses the plan's `verification_strategy` (unknown fields inside it are rejected).
+/// Parses the plan's `verification_strategy` (see [`super::plan`]: unknown keys are warnings).
 pub fn parse_plan_strategy(path: &Path, text: &str) -> Result<StrategyLayer, InputError> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| InputError::from_json(path, &e))?;
-    if !value.is_object() {
-        return Err(InputError::at(path, 1, 1, "a plan must be a JSON object"));
-    }
-    let view: PlanView = serde_json::from_str(text).map_err(|e| InputError::from_json(path, &e))?;
-    Ok(view.verification_strategy.unwrap_or_default())
+    super::plan::strategy(path, text)
 }
 
 /// Loads the plan's strategy from a file.
@@ -419,7 +407,7 @@ mod tests {
     }
 
     #[test]
-    fn plan_strategy_rejects_unknown_keys_but_ignores_the_rest_of_the_plan() {
+    fn plan_strategy_warns_about_unknown_keys_and_ignores_the_rest_of_the_plan() {
         let path = PathBuf::from("implementation_plan.json");
         let ok =
             r#"{"feature": "x", "phases": [1,2], "verification_strategy": {"risk_level": "low"}}"#;
@@ -427,9 +415,9 @@ mod tests {
             parse_plan_strategy(&path, ok).unwrap().risk_level,
             Some(super::super::file::RiskLevel::Low)
         );
-        let bad = "{\n \"verification_strategy\": {\n   \"risk_levle\": \"low\"\n }\n}";
-        let err = parse_plan_strategy(&path, bad).unwrap_err();
-        assert_eq!(err.line, Some(3), "{err}");
+        // Another tool's file: an unknown key is a warning, not an error.
+        let typo = "{\n \"verification_strategy\": {\n   \"risk_levle\": \"low\"\n }\n}";
+        assert_eq!(parse_plan_strategy(&path, typo).unwrap().risk_level, None);
         let err = parse_plan_strategy(&path, "[1]").unwrap_err();
         assert_eq!(err.line, Some(1));
     }

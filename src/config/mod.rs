@@ -5,6 +5,7 @@ pub mod discover;
 pub mod env_vars;
 pub mod file;
 pub mod load;
+pub mod plan;
 pub mod settings;
 pub mod strategy;
 
