@@ -243,6 +243,7 @@ pub fn parse_spec_criteria(path: &Path, text: &str) -> Result<Vec<String>, Input
     let mut criteria: Vec<String> = Vec::new();
     let mut section_level: Option<usize> = None;
     let mut in_fence = false;
+    let mut table_row = false;
     for (idx, raw) in text.lines().enumerate() {
         let line_no = idx as u64 + 1;
         let trimmed = raw.trim_start();
@@ -258,14 +259,41 @@ pub fn parse_spec_criteria(path: &Path, text: &str) -> Result<Vec<String>, Input
             if section_level.is_some_and(|l| level <= l) {
                 section_level = None;
             }
-            if title.eq_ignore_ascii_case("acceptance criteria") {
+            // Ours, and the sections Auto-Claude's spec writer and quick specs use.
+            if CRITERIA_SECTIONS
+                .iter()
+                .any(|s| title.eq_ignore_ascii_case(s))
+                && section_level.is_none()
+            {
                 section_level = Some(level);
             }
             continue;
         }
         if section_level.is_none() || trimmed.is_empty() {
+            table_row = false;
             continue;
         }
+        // A table row is a criterion (its cells joined); the header row is dropped when the
+        // separator row under it comes.
+        if let Some(cells) = table_cells(trimmed) {
+            if cells
+                .iter()
+                .all(|c| c.chars().all(|ch| matches!(ch, '-' | ':' | ' ')))
+            {
+                if table_row {
+                    criteria.pop();
+                }
+                table_row = false;
+                continue;
+            }
+            let text: Vec<&str> = cells.into_iter().filter(|c| !c.is_empty()).collect();
+            if !text.is_empty() {
+                criteria.push(text.join(" — "));
+            }
+            table_row = true;
+            continue;
+        }
+        table_row = false;
         let indent = raw.len() - trimmed.len();
         match list_item(trimmed) {
             Some(body) => {
@@ -290,6 +318,21 @@ pub fn parse_spec_criteria(path: &Path, text: &str) -> Result<Vec<String>, Input
         }
     }
     Ok(criteria)
+}
+
+/// Section titles whose checklists, numbered lists and table rows are acceptance criteria.
+const CRITERIA_SECTIONS: [&str; 4] = [
+    "acceptance criteria",
+    "success criteria",
+    "qa acceptance criteria",
+    "verification",
+];
+
+/// The cells of a Markdown table row (`| a | b |`), trimmed.
+fn table_cells(line: &str) -> Option<Vec<&str>> {
+    let inner = line.trim().strip_prefix('|')?;
+    let inner = inner.strip_suffix('|').unwrap_or(inner);
+    Some(inner.split('|').map(str::trim).collect())
 }
 
 /// Loads a spec's criteria from a file.
@@ -480,6 +523,29 @@ mod tests {
         assert_eq!(
             key_path_at("a:\n  b:\n    - c: 1\n    - d: x\n", 4).as_deref(),
             Some("a.b.d")
+        );
+    }
+
+    /// Issue 19: a real spec's criteria are under `## Success Criteria` (numbered `1. [ ]`) and
+    /// `## QA Acceptance Criteria` (tables and a sign-off checklist); quick specs use
+    /// `## Verification`. Only `## Acceptance Criteria` was read.
+    #[test]
+    fn auto_claude_spec_sections_give_criteria() {
+        let spec = "# Spec\n\n## Overview\n- not a criterion\n\n## Success Criteria\n\n1. [ ] Users can log in with email\n2. [ ] Bad passwords show an error\n\n## QA Acceptance Criteria\n\n### Unit Tests\n| Test | File | What to Verify |\n|------|------|----------------|\n| login ok | tests/test_auth.py | returns a session |\n\n### QA Sign-off Requirements\n- [ ] All unit tests pass\n\n## Notes\n- nope\n";
+        let got = parse_spec_criteria(Path::new("spec.md"), spec).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                "Users can log in with email",
+                "Bad passwords show an error",
+                "login ok — tests/test_auth.py — returns a session",
+                "All unit tests pass"
+            ]
+        );
+        let quick = "# Quick spec\n\n## Verification\n- [ ] `pytest` passes\n";
+        assert_eq!(
+            parse_spec_criteria(Path::new("spec.md"), quick).unwrap(),
+            vec!["`pytest` passes"]
         );
     }
 }
