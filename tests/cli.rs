@@ -678,6 +678,40 @@ fn a_plan_s_history_is_the_memory_of_local_runs() {
     assert_eq!(v["qa_stats"]["total_iterations"], 3);
 }
 
+/// Issue 19, point 6: a human-written `QA_FIX_REQUEST.md` (Auto-Claude's `## Feedback` form)
+/// was ignored. The fixer works on it first, then the loop verifies and reviews; the request is
+/// moved into the out dir so the next run does not repeat it.
+#[test]
+fn a_human_fix_request_runs_the_fixer_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = json!({"calls": [
+        {"role": "fixer", "tool_calls": [{"id": "e1", "name": "edit_file",
+            "arguments": {"path": "calc.py", "old": "return a - b", "new": "return a + b"}}]},
+        fixer_finish(1),
+        verdict("approved", 95, ""),
+    ]});
+    project(dir.path(), session);
+    std::fs::write(
+        dir.path().join("QA_FIX_REQUEST.md"),
+        "# QA Fix Request\n\n## Feedback\n\n`add` subtracts: make it add.\n",
+    )
+    .unwrap();
+    let o = replay_run(dir.path(), &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        std::fs::read_to_string(dir.path().join("calc.py"))
+            .unwrap()
+            .contains("a + b")
+    );
+    assert!(!dir.path().join("QA_FIX_REQUEST.md").exists());
+    let kept =
+        std::fs::read_to_string(dir.path().join(".qa-loop/QA_FIX_REQUEST.human.md")).unwrap();
+    assert!(kept.contains("make it add"));
+    let r = qa_result(dir.path());
+    assert_eq!(r["iterations"], 1, "the fix came before the first review");
+    assert_eq!(r["verdict"], "approved");
+}
+
 #[test]
 fn exit_codes_from_replayed_sessions() {
     struct Case {

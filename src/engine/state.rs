@@ -254,6 +254,15 @@ impl Engine {
         }
     }
 
+    /// A human's fix request found at the start: the fixer works on it first, then the loop
+    /// verifies and reviews as usual (not in review-only runs, where nothing is fixed).
+    pub fn with_human_request(mut self, issues: Vec<Issue>) -> Self {
+        if !self.policy.review_only {
+            self.pending_fix = issues;
+        }
+        self
+    }
+
     pub fn status(&self) -> Status {
         self.status
     }
@@ -300,6 +309,12 @@ impl Engine {
                     && !self.history.is_empty()
                 {
                     return self.end_without_approval(false);
+                }
+                if !self.pending_fix.is_empty() {
+                    return vec![Effect::Fix {
+                        iteration: self.history.last().map_or(0, |r| r.iteration),
+                        issues: self.pending_fix.clone(),
+                    }];
                 }
                 vec![Effect::Verify]
             }

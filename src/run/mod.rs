@@ -122,7 +122,8 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
         sinks.add(jsonl);
     }
     let waiting = waiting_for_resume(ctx.pr.as_ref(), &state);
-    let mut engine = Engine::resume(policy_for(ctx), state.history);
+    let mut engine = Engine::resume(policy_for(ctx), state.history)
+        .with_human_request(human_fix_request(settings));
     sinks.emit(RunEvent::Started { engine: &engine }).await;
     let outcome = match waiting {
         Some(issue) => wait_for_resume(&engine, &mut sinks, issue).await,
@@ -393,6 +394,50 @@ fn own_paths(settings: &Settings) -> Vec<String> {
 }
 
 /// The loop's rules: the settings', and review only for untrusted code.
+/// A human's `QA_FIX_REQUEST.md` present at the start — next to the plan (where Auto-Claude's
+/// UI writes it) or at the repository root — as one issue for the fixer to work on first. The
+/// file is moved into the out dir (`QA_FIX_REQUEST.human.md`) so that the next run does not
+/// repeat it; qa-loop's own requests live in the out dir and are never taken for a human's.
+fn human_fix_request(settings: &Settings) -> Vec<crate::model::Issue> {
+    let root = &settings.paths.root;
+    let mut places = Vec::new();
+    if let Some(dir) = settings.paths.plan.as_ref().and_then(|p| p.parent()) {
+        places.push(root.join(dir).join(crate::report::files::FIX_REQUEST));
+    }
+    places.push(root.join(crate::report::files::FIX_REQUEST));
+    let Some((path, text)) = places.into_iter().find_map(|p| {
+        let text = std::fs::read_to_string(&p).ok()?;
+        (!text.trim().is_empty()).then_some((p, text))
+    }) else {
+        return Vec::new();
+    };
+    tracing::info!(
+        "{}: a human's fix request: the fixer works on it first",
+        path.display()
+    );
+    let kept = settings.paths.out_dir.join("QA_FIX_REQUEST.human.md");
+    if std::fs::create_dir_all(&settings.paths.out_dir)
+        .and_then(|()| std::fs::rename(&path, &kept))
+        .is_err()
+    {
+        tracing::warn!(
+            "cannot move {} aside: the next run will read it again",
+            path.display()
+        );
+    }
+    vec![crate::model::Issue {
+        id: "H1".into(),
+        title: "A human's fix request (QA_FIX_REQUEST.md)".into(),
+        kind: crate::model::IssueType::AcceptanceCriteria,
+        severity: crate::model::Severity::High,
+        file: None,
+        line: None,
+        description: crate::text::clip(text.trim(), 16_000),
+        fix: "Do what the request asks, then `finish` with a summary of what you changed.".into(),
+        recurs: None,
+    }]
+}
+
 fn policy_for(ctx: &RunContext) -> Policy {
     let mut policy = policy(&ctx.inputs.settings);
     policy.review_only |= !ctx.trust.is_trusted();
