@@ -309,21 +309,6 @@ pub async fn diff_trees(root: &Path, from: &str, to: &str) -> Result<String, Str
     .await
 }
 
-/// Whether `rev` names a commit in the repository at `root`.
-pub async fn resolves(root: &Path, rev: &str) -> bool {
-    git(
-        root,
-        &[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            &format!("{rev}^{{commit}}"),
-        ],
-    )
-    .await
-    .is_ok()
-}
-
 /// Lines the change adds, per file (repository-relative path → `(line number, text)`).
 pub type AddedLines = std::collections::BTreeMap<String, Vec<(u32, String)>>;
 
