@@ -217,6 +217,7 @@ mod tests {
             pr_number: 2,
             command: None,
             association: "OWNER".into(),
+            words: String::new(),
         };
         let run = |head_repo: &str| Trigger::WorkflowRun {
             action: "completed".into(),

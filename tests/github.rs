@@ -1989,3 +1989,6 @@ mod untrusted_text;
 
 #[path = "github/base.rs"]
 mod base;
+
+#[path = "github/human.rs"]
+mod human;

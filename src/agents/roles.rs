@@ -49,6 +49,8 @@ pub struct AgentReviewer<'a> {
     pub last_tree: Option<String>,
     /// qa-loop's own files, left out of snapshots.
     pub own_paths: Vec<String>,
+    /// A human's guidance for this run (shown in the first review's task).
+    pub guidance: Option<String>,
 }
 
 impl Reviewer for AgentReviewer<'_> {
@@ -73,6 +75,8 @@ impl Reviewer for AgentReviewer<'_> {
             diff: diff.as_deref().map_err(String::as_str),
             no_test_project: self.strategy.no_test_project,
             discovered: &self.strategy.discovered,
+            plan_checks: &self.strategy.reviewer_checks,
+            guidance: self.guidance.as_deref(),
             // Without `run_command` nothing of the change may run: an untrusted change.
             untrusted: !self.shared.tools.commands,
         };
@@ -170,6 +174,8 @@ pub struct AgentFixer<'a> {
     pub command: Option<String>,
     pub launcher: Launcher,
     pub deadline: Option<Instant>,
+    /// A human's guidance for this run, in every fix request.
+    pub guidance: Option<String>,
 }
 
 /// Longest run of a `fixer-command` (the run's `--timeout` cuts it shorter).
@@ -181,7 +187,7 @@ impl Fixer for AgentFixer<'_> {
             self.shared.groups,
             &format!("qa-loop: fix (iteration {iteration})"),
         );
-        let request = tasks::fix_request(iteration, issues);
+        let request = tasks::fix_request(iteration, issues, self.guidance.as_deref());
         files::write_fix_request(&self.out_dir, &request)
             .map_err(|e| format!("cannot write {}: {e}", files::FIX_REQUEST))?;
         if let Some(command) = &self.command {

@@ -22,6 +22,10 @@ pub struct ReviewBrief<'a> {
     pub discovered: &'a [crate::config::discover::Discovered],
     /// The change is untrusted (fork-safe publisher, `pull_request_target`): none of it ran.
     pub untrusted: bool,
+    /// What the plan asks a reviewer to walk through (flows, pages, API calls, manual checks).
+    pub plan_checks: &'a [crate::config::strategy::Sourced],
+    /// A human's guidance for this run (`/qa resume <guidance>`, `/qa fix <instructions>`).
+    pub guidance: Option<&'a str>,
 }
 
 /// A diff cut to a budget: whole files in order, the rest named.
@@ -70,6 +74,22 @@ pub fn review_task(b: &ReviewBrief<'_>) -> (String, Vec<String>) {
     } else {
         for (i, c) in b.criteria.iter().enumerate() {
             out.push_str(&format!("{}. {}\n", i + 1, c.text));
+        }
+        out.push('\n');
+    }
+    if let Some(g) = b.guidance {
+        out.push_str(&format!(
+            "## A maintainer's guidance for this review\n\n{}\n\nTake it into account: check that what it asks for was done, and judge the rest as usual.\n\n",
+            g.trim()
+        ));
+    }
+    if !b.plan_checks.is_empty() {
+        out.push_str(
+            "## Checks the plan asks for\n\nWalk through these where you can (read the code, run what runs here). \
+They are not criteria: a check you cannot make here is not a defect — name it in your summary as left for a human.\n\n",
+        );
+        for c in b.plan_checks {
+            out.push_str(&format!("- {}\n", c.text));
         }
         out.push('\n');
     }
@@ -193,12 +213,19 @@ pub fn follow_up_task(b: &ReviewBrief<'_>, changes: &str) -> (String, Vec<String
     (out, shown.omitted_files)
 }
 
-/// `QA_FIX_REQUEST.md`: each issue with its prescriptive fix.
-pub fn fix_request(iteration: u32, issues: &[Issue]) -> String {
+/// `QA_FIX_REQUEST.md`: each issue with its prescriptive fix, and a maintainer's guidance for
+/// the run when there is one.
+pub fn fix_request(iteration: u32, issues: &[Issue], guidance: Option<&str>) -> String {
     let mut out = format!(
         "# QA fix request (iteration {iteration})\n\nFix exactly these issues, with minimal changes. \
          Each has the reviewer's prescriptive fix; carry it out, run the tests, then call `finish` with a summary per issue id.\n\n"
     );
+    if let Some(g) = guidance {
+        out.push_str(&format!(
+            "## A maintainer's guidance\n\n{}\n\nFollow it where it bears on these issues.\n\n",
+            g.trim()
+        ));
+    }
     for i in issues {
         out.push_str(&format!("## {}: {}\n\n", i.id, i.title));
         out.push_str(&format!(

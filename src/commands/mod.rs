@@ -429,8 +429,8 @@ fn validate_view(inputs: &config::Inputs, json: bool) -> String {
             ),
             _ => {}
         }
-        for c in &suite.commands {
-            out.push_str(&format!("  $ {c}\n"));
+        for (c, from) in suite.commands.iter().zip(&suite.sources) {
+            out.push_str(&format!("  $ {c}\n      from {from}\n"));
         }
         for g in &suite.junit {
             out.push_str(&format!("  junit: {g}\n"));
@@ -485,14 +485,38 @@ fn validate_view(inputs: &config::Inputs, json: bool) -> String {
     }
     for (i, c) in st.criteria.iter().enumerate() {
         out.push_str(&format!(
-            "  {}. {} [{}]\n",
+            "  {}. {}\n      from {}\n",
             i + 1,
             c.text,
-            serde_json::to_value(c.source)
-                .unwrap()
-                .as_str()
-                .unwrap_or("")
+            c.origin
         ));
+    }
+    if !st.checks.is_empty() {
+        out.push_str(&format!(
+            "\nsubtask checks ({}, advisory: run after the suites, evidence for the reviewer):\n",
+            st.checks.len()
+        ));
+        for c in &st.checks {
+            out.push_str(&format!(
+                "  check:{} $ {}{}\n      from {}\n",
+                c.name,
+                c.command,
+                c.expected
+                    .as_deref()
+                    .map(|e| format!("   # expects: {e}"))
+                    .unwrap_or_default(),
+                c.origin
+            ));
+        }
+    }
+    if !st.reviewer_checks.is_empty() {
+        out.push_str(&format!(
+            "\nchecks the plan asks the reviewer to walk through ({}):\n",
+            st.reviewer_checks.len()
+        ));
+        for c in &st.reviewer_checks {
+            out.push_str(&format!("  - {}\n      from {}\n", c.text, c.origin));
+        }
     }
     out.push_str(&format!(
         "\nloop: mode {}, max {} iterations, {} consecutive errors, recurring threshold {}, similarity {}, min score {}\n",

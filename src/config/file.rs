@@ -170,6 +170,9 @@ pub struct SuiteConfig {
     /// Per-command timeout for this suite (overrides the strategy's `timeout`).
     #[serde(default)]
     pub timeout: Option<DurationSetting>,
+    /// Where each command came from when it is not the config file (the plan's key paths).
+    #[serde(skip)]
+    pub origins: Vec<String>,
 }
 
 /// The built-in checks run on the lines a change adds.

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::file::{ConfigFile, StrategyLayer};
+use super::file::ConfigFile;
+use super::strategy::Sourced;
 use crate::error::InputError;
 
 /// Where qa-loop looks for a config file when `--config` is not given, in order.
@@ -226,22 +227,40 @@ pub fn config_path(explicit: Option<&Path>, root: &Path) -> Result<Option<PathBu
     }))
 }
 
-/// Parses the plan's `verification_strategy` (see [`super::plan`]: unknown keys are warnings).
-pub fn parse_plan_strategy(path: &Path, text: &str) -> Result<StrategyLayer, InputError> {
+/// Parses what qa-loop reads from a plan (see [`super::plan`]: unknown keys are warnings).
+pub fn parse_plan_strategy(
+    path: &Path,
+    text: &str,
+) -> Result<super::plan::PlanStrategy, InputError> {
     super::plan::strategy(path, text)
 }
 
 /// Loads the plan's strategy from a file.
-pub fn load_plan_strategy(path: &Path) -> Result<StrategyLayer, InputError> {
+pub fn load_plan_strategy(path: &Path) -> Result<super::plan::PlanStrategy, InputError> {
     let text = read_text(path)?;
     parse_plan_strategy(path, &text)
 }
 
 /// Extracts the `## Acceptance Criteria` checklist of a spec (any heading level; `- [ ]`,
-/// `- [x]`, `*`, `+` and numbered items; indented continuation lines join the item).
-pub fn parse_spec_criteria(path: &Path, text: &str) -> Result<Vec<String>, InputError> {
-    let mut criteria: Vec<String> = Vec::new();
+/// `- [x]`, `*`, `+` and numbered items; indented continuation lines join the item), each with
+/// where it is (`spec.md:42 (QA Acceptance Criteria › Unit Tests)`).
+pub fn parse_spec_criteria(path: &Path, text: &str) -> Result<Vec<Sourced>, InputError> {
+    let file = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into(),
+    );
+    let mut criteria: Vec<Sourced> = Vec::new();
     let mut section_level: Option<usize> = None;
+    // The criteria section's title and the latest heading under it.
+    let mut section = String::new();
+    let mut sub = String::new();
+    let origin = |line: u64, section: &str, sub: &str| {
+        if sub.is_empty() {
+            format!("{file}:{line} ({section})")
+        } else {
+            format!("{file}:{line} ({section} › {sub})")
+        }
+    };
     let mut in_fence = false;
     let mut table_row = false;
     for (idx, raw) in text.lines().enumerate() {
@@ -266,6 +285,10 @@ pub fn parse_spec_criteria(path: &Path, text: &str) -> Result<Vec<String>, Input
                 && section_level.is_none()
             {
                 section_level = Some(level);
+                section = title.to_string();
+                sub.clear();
+            } else if section_level.is_some() {
+                sub = title.to_string();
             }
             continue;
         }
@@ -288,7 +311,10 @@ pub fn parse_spec_criteria(path: &Path, text: &str) -> Result<Vec<String>, Input
             }
             let text: Vec<&str> = cells.into_iter().filter(|c| !c.is_empty()).collect();
             if !text.is_empty() {
-                criteria.push(text.join(" — "));
+                criteria.push(Sourced::new(
+                    text.join(" — "),
+                    origin(line_no, &section, &sub),
+                ));
             }
             table_row = true;
             continue;
@@ -307,12 +333,12 @@ pub fn parse_spec_criteria(path: &Path, text: &str) -> Result<Vec<String>, Input
                         "empty acceptance criterion",
                     ));
                 }
-                criteria.push(text);
+                criteria.push(Sourced::new(text, origin(line_no, &section, &sub)));
             }
             None if indent >= 2 && !criteria.is_empty() => {
                 let last = criteria.last_mut().expect("checked non-empty");
-                last.push(' ');
-                last.push_str(trimmed.trim());
+                last.text.push(' ');
+                last.text.push_str(trimmed.trim());
             }
             None => {}
         }
@@ -336,7 +362,7 @@ fn table_cells(line: &str) -> Option<Vec<&str>> {
 }
 
 /// Loads a spec's criteria from a file.
-pub fn load_spec_criteria(path: &Path) -> Result<Vec<String>, InputError> {
+pub fn load_spec_criteria(path: &Path) -> Result<Vec<Sourced>, InputError> {
     let text = read_text(path)?;
     parse_spec_criteria(path, &text)
 }
@@ -455,12 +481,15 @@ mod tests {
         let ok =
             r#"{"feature": "x", "phases": [1,2], "verification_strategy": {"risk_level": "low"}}"#;
         assert_eq!(
-            parse_plan_strategy(&path, ok).unwrap().risk_level,
+            parse_plan_strategy(&path, ok).unwrap().layer.risk_level,
             Some(super::super::file::RiskLevel::Low)
         );
         // Another tool's file: an unknown key is a warning, not an error.
         let typo = "{\n \"verification_strategy\": {\n   \"risk_levle\": \"low\"\n }\n}";
-        assert_eq!(parse_plan_strategy(&path, typo).unwrap().risk_level, None);
+        assert_eq!(
+            parse_plan_strategy(&path, typo).unwrap().layer.risk_level,
+            None
+        );
         let err = parse_plan_strategy(&path, "[1]").unwrap_err();
         assert_eq!(err.line, Some(1));
     }
@@ -468,7 +497,11 @@ mod tests {
     #[test]
     fn spec_checklist_is_extracted() {
         let spec = "# Feature\n\nintro\n\n## Acceptance Criteria\n\n- [ ] Users can log in\n- [x] Errors are\n  shown inline\n* plain item\n1. numbered\n\n```\n- [ ] not this\n```\n\n## Notes\n- not a criterion\n";
-        let got = parse_spec_criteria(Path::new("spec.md"), spec).unwrap();
+        let got: Vec<String> = parse_spec_criteria(Path::new("spec.md"), spec)
+            .unwrap()
+            .into_iter()
+            .map(|c| c.text)
+            .collect();
         assert_eq!(
             got,
             vec![
@@ -532,20 +565,36 @@ mod tests {
     #[test]
     fn auto_claude_spec_sections_give_criteria() {
         let spec = "# Spec\n\n## Overview\n- not a criterion\n\n## Success Criteria\n\n1. [ ] Users can log in with email\n2. [ ] Bad passwords show an error\n\n## QA Acceptance Criteria\n\n### Unit Tests\n| Test | File | What to Verify |\n|------|------|----------------|\n| login ok | tests/test_auth.py | returns a session |\n\n### QA Sign-off Requirements\n- [ ] All unit tests pass\n\n## Notes\n- nope\n";
-        let got = parse_spec_criteria(Path::new("spec.md"), spec).unwrap();
+        let got = parse_spec_criteria(Path::new("specs/001/spec.md"), spec).unwrap();
+        let pairs: Vec<(&str, &str)> = got
+            .iter()
+            .map(|c| (c.text.as_str(), c.origin.as_str()))
+            .collect();
         assert_eq!(
-            got,
+            pairs,
             vec![
-                "Users can log in with email",
-                "Bad passwords show an error",
-                "login ok — tests/test_auth.py — returns a session",
-                "All unit tests pass"
+                (
+                    "Users can log in with email",
+                    "spec.md:8 (Success Criteria)"
+                ),
+                (
+                    "Bad passwords show an error",
+                    "spec.md:9 (Success Criteria)"
+                ),
+                (
+                    "login ok — tests/test_auth.py — returns a session",
+                    "spec.md:16 (QA Acceptance Criteria › Unit Tests)"
+                ),
+                (
+                    "All unit tests pass",
+                    "spec.md:19 (QA Acceptance Criteria › QA Sign-off Requirements)"
+                )
             ]
         );
         let quick = "# Quick spec\n\n## Verification\n- [ ] `pytest` passes\n";
         assert_eq!(
             parse_spec_criteria(Path::new("spec.md"), quick).unwrap(),
-            vec!["`pytest` passes"]
+            vec![Sourced::new("`pytest` passes", "spec.md:4 (Verification)")]
         );
     }
 }

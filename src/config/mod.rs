@@ -53,24 +53,43 @@ pub fn load_inputs_as(root: &Path, flags: &FlagLayer, trusted: bool) -> Result<I
         env_vars::var,
         widen,
     );
-    let plan_layer = match &settings.paths.plan {
+    let plan = match &settings.paths.plan {
         Some(p) if !p.exists() => return Err(InputError::file(p, "plan file not found")),
         Some(p) => load::load_plan_strategy(p)?,
-        None => file::StrategyLayer::default(),
+        None => plan::PlanStrategy::default(),
     };
     let spec_criteria = match &settings.paths.spec {
         Some(p) if !p.exists() => return Err(InputError::file(p, "spec file not found")),
         Some(p) => load::load_spec_criteria(p)?,
         None => Vec::new(),
     };
+    let config_name = config_path
+        .as_deref()
+        .and_then(Path::file_name)
+        .map_or_else(
+            || "config".to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
     let criteria = strategy::CriteriaLists {
         spec: spec_criteria,
-        config: file.acceptance_criteria.clone().unwrap_or_default(),
-        plan: plan_layer.acceptance_criteria.clone().unwrap_or_default(),
+        final_acceptance: plan.final_acceptance,
+        config: file
+            .acceptance_criteria
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| {
+                strategy::Sourced::new(c, format!("{config_name}: acceptance_criteria[{i}]"))
+            })
+            .collect(),
+        plan: plan.criteria,
     };
     // The config file wins where both set a field (SPEC §3.1); criteria are merged, not replaced.
-    let merged = file.strategy().or(plan_layer);
+    let merged = file.strategy().or(plan.layer);
     let mut strategy = Strategy::resolve(&merged, criteria);
+    strategy.checks = plan.checks;
+    strategy.reviewer_checks = plan.reviewer_checks;
     if strategy.suites.iter().all(|s| s.commands.is_empty()) {
         // Tests that exist but are not configured mean this is not a no-test project.
         strategy.discovered = discover::discover(root);

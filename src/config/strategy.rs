@@ -74,6 +74,8 @@ pub struct Suite {
     pub flows: Vec<String>,
     #[serde(serialize_with = "ser_secs")]
     pub timeout: Duration,
+    /// Where each command came from (same order as `commands`).
+    pub sources: Vec<String>,
 }
 
 fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -95,14 +97,52 @@ pub enum CriterionSource {
 pub struct Criterion {
     pub text: String,
     pub source: CriterionSource,
+    /// Where exactly: `spec.md:42 (Success Criteria)`, `implementation_plan.json:
+    /// final_acceptance[0]`, `qa-loop.yml: acceptance_criteria[1]`.
+    pub origin: String,
 }
 
-/// The acceptance-criteria lists of each source, before merging.
+/// A text and where it came from (file and line, or file and key path).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Sourced {
+    pub text: String,
+    pub origin: String,
+}
+
+impl Sourced {
+    pub fn new(text: impl Into<String>, origin: impl Into<String>) -> Sourced {
+        Sourced {
+            text: text.into(),
+            origin: origin.into(),
+        }
+    }
+}
+
+/// The acceptance-criteria lists of each source, before merging (SPEC §3.2 order).
 #[derive(Debug, Clone, Default)]
 pub struct CriteriaLists {
-    pub spec: Vec<String>,
-    pub config: Vec<String>,
-    pub plan: Vec<String>,
+    pub spec: Vec<Sourced>,
+    /// The plan's `final_acceptance`.
+    pub final_acceptance: Vec<Sourced>,
+    pub config: Vec<Sourced>,
+    /// The plan's `verification_strategy` criteria (and `qa_acceptance.database_verification`).
+    pub plan: Vec<Sourced>,
+}
+
+/// A subtask's own check (Auto-Claude's `verification: {"type": "command"}`): run after the
+/// suites as an advisory gate named after the subtask; its result is evidence for the reviewer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    /// The subtask id (`subtask-1-1`); the gate is `check:<name>`.
+    pub name: String,
+    /// The subtask's description.
+    pub description: String,
+    pub command: String,
+    /// What the plan expects it to print or do (shown, not matched: Auto-Claude writes prose
+    /// such as "All tests pass" as often as literal output).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+    pub origin: String,
 }
 
 /// The verification strategy qa-loop will carry out.
@@ -124,6 +164,16 @@ pub struct Strategy {
     /// Tests found in the project when no suite has commands (filled by `load_inputs`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub discovered: Vec<super::discover::Discovered>,
+    /// The plan's subtask commands, run as advisory checks.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<Check>,
+    /// What the plan asks a reviewer to walk through (flows, pages, API calls, manual checks):
+    /// told to the reviewer, never a gate by itself.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reviewer_checks: Vec<Sourced>,
+    /// The per-command timeout of the checks (the strategy's `timeout`).
+    #[serde(skip)]
+    pub check_timeout: Duration,
 }
 
 impl Strategy {
@@ -163,6 +213,7 @@ impl Strategy {
                 .is_none_or(|c| c.scenarios.is_empty());
         let criteria = merge_criteria([
             (CriterionSource::Spec, criteria.spec),
+            (CriterionSource::Plan, criteria.final_acceptance),
             (CriterionSource::Config, criteria.config),
             (CriterionSource::Plan, criteria.plan),
         ]);
@@ -175,6 +226,9 @@ impl Strategy {
             human_signoff_required: risk == RiskLevel::Critical,
             criteria,
             discovered: Vec::new(),
+            checks: Vec::new(),
+            reviewer_checks: Vec::new(),
+            check_timeout: default_timeout,
             pattern_checks: match layer.pattern_checks.clone() {
                 Some(p) if p.enabled == Some(false) => None,
                 p => Some(p.unwrap_or_default()),
@@ -195,6 +249,16 @@ fn suite(
         required,
         required_by,
         timeout: cfg.timeout.map_or(timeout, |d| d.0),
+        // Commands of the config file carry no origin (the plan's do).
+        sources: (0..cfg.commands.len())
+            .map(|i| {
+                cfg.origins
+                    .get(i)
+                    .filter(|o| !o.is_empty())
+                    .cloned()
+                    .unwrap_or_else(|| format!("config: {}.commands[{i}]", kind.key()))
+            })
+            .collect(),
         commands: cfg.commands,
         junit: cfg.junit,
         coverage: cfg.coverage,
@@ -205,12 +269,12 @@ fn suite(
 
 /// Merges criteria lists in order, dropping repeats (case, spacing and final punctuation ignored).
 pub fn merge_criteria<const N: usize>(
-    lists: [(CriterionSource, Vec<String>); N],
+    lists: [(CriterionSource, Vec<Sourced>); N],
 ) -> Vec<Criterion> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     for (source, list) in lists {
-        for text in list {
+        for Sourced { text, origin } in list {
             let text = text.trim().to_string();
             let key: String = text
                 .to_lowercase()
@@ -220,7 +284,11 @@ pub fn merge_criteria<const N: usize>(
                 .trim_end_matches(['.', '!', ';'])
                 .to_string();
             if !key.is_empty() && seen.insert(key) {
-                out.push(Criterion { text, source });
+                out.push(Criterion {
+                    text,
+                    source,
+                    origin,
+                });
             }
         }
     }
@@ -297,18 +365,16 @@ mod tests {
 
     #[test]
     fn criteria_merge_in_order_without_repeats() {
+        let s = |t: &str| Sourced::new(t, "here");
         let got = merge_criteria([
-            (
-                CriterionSource::Spec,
-                vec!["Users can log in".into(), "  ".into()],
-            ),
+            (CriterionSource::Spec, vec![s("Users can log in"), s("  ")]),
             (
                 CriterionSource::Config,
-                vec!["users can  log in.".into(), "Errors shown".into()],
+                vec![s("users can  log in."), s("Errors shown")],
             ),
             (
                 CriterionSource::Plan,
-                vec!["Errors shown".into(), "Audit log".into()],
+                vec![s("Errors shown"), s("Audit log")],
             ),
         ]);
         let texts: Vec<_> = got.iter().map(|c| (c.text.as_str(), c.source)).collect();

@@ -70,6 +70,10 @@ pub struct IterationRecord {
     /// The reviewer's manual test plan (no-test projects).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manual_test_plan: Option<String>,
+    /// A human's words that this iteration started from (`/qa resume <guidance>`, `/qa fix
+    /// <instructions>`), with who wrote them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guidance: Option<String>,
 }
 
 /// Why a run stopped with errors.
@@ -232,6 +236,8 @@ pub struct Engine {
     errors: Vec<String>,
     pending_fix: Vec<Issue>,
     outcome: Option<Outcome>,
+    /// A human's guidance for this run, recorded with its first iteration.
+    guidance: Option<String>,
 }
 
 impl Engine {
@@ -251,6 +257,7 @@ impl Engine {
             errors: Vec::new(),
             pending_fix: Vec::new(),
             outcome: None,
+            guidance: None,
         }
     }
 
@@ -260,6 +267,13 @@ impl Engine {
         if !self.policy.review_only {
             self.pending_fix = issues;
         }
+        self
+    }
+
+    /// A human's guidance (`/qa resume <guidance>`, `/qa fix <instructions>`): recorded with
+    /// this run's first iteration.
+    pub fn with_guidance(mut self, guidance: Option<String>) -> Self {
+        self.guidance = guidance.filter(|g| !g.trim().is_empty());
         self
     }
 
@@ -388,7 +402,8 @@ impl Engine {
         self.consecutive_errors = 0;
         let iteration = self.next_iteration();
         let verification = self.verification.clone().unwrap_or_default();
-        let record = apply_gates(iteration, verdict, verification, at);
+        let mut record = apply_gates(iteration, verdict, verification, at);
+        record.guidance = self.guidance.take();
         let approved = record.status == Status::Approved;
         let pending: Vec<String> = record
             .verification
@@ -580,5 +595,6 @@ pub fn apply_gates(
         verification,
         timestamp: at,
         manual_test_plan: verdict.manual_test_plan,
+        guidance: None,
     }
 }

@@ -164,6 +164,7 @@ mod tests {
             verification: Default::default(),
             timestamp: "2026-11-21T10:00:00Z".into(),
             manual_test_plan: None,
+            guidance: None,
         }
     }
 

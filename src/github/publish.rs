@@ -28,6 +28,8 @@ pub struct Target {
     pub command: Option<super::event::QaCommand>,
     /// Who caused the event (the commenter of a `/qa` command).
     pub actor: String,
+    /// The human's words after `/qa resume` or `/qa fix` (sanitised; empty otherwise).
+    pub words: String,
     /// The PR's base branch (what the change is compared with).
     pub base_ref: String,
 }

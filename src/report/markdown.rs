@@ -258,6 +258,20 @@ pub fn report(r: &RunReport<'_>) -> String {
         ));
     }
     out.push('\n');
+    let guided: Vec<_> = r
+        .history
+        .iter()
+        .filter_map(|h| h.guidance.as_deref().map(|g| (h.iteration, g)))
+        .collect();
+    if !guided.is_empty() {
+        out.push_str("## Human guidance\n\n");
+        for (it, g) in guided {
+            out.push_str(&format!(
+                "Before iteration {it}:\n\n{}\n",
+                crate::report::untrusted::block(g)
+            ));
+        }
+    }
     if !r.fixes.is_empty() {
         out.push_str("## Fixes applied\n\n");
         for (it, summary) in r.fixes {

@@ -34,17 +34,28 @@ pub fn update(text: &str, r: &RunReport<'_>, now: &str) -> Result<String, String
             "status": h.status.as_str(),
             "timestamp": h.timestamp,
             "score": h.score,
-            "issues": h.issues,
+            "issues": h.issues.iter().map(issue_value).collect::<Vec<_>>(),
         }));
     }
     let latest = r.latest();
+    // Auto-Claude writes "passed/total" per suite; with no test counts, whether the gate passed.
     let tests_passed: Map<String, Value> =
         [SuiteKind::Unit, SuiteKind::Integration, SuiteKind::E2e]
             .into_iter()
             .map(|k| {
-                let v = latest
-                    .and_then(|l| l.verification.gate_passed(k.key()))
-                    .map_or(Value::Null, Value::Bool);
+                let v = latest.map_or(Value::Null, |l| {
+                    let counts = l
+                        .verification
+                        .tests
+                        .iter()
+                        .find(|t| t.suite == k.key() && t.counts.tests > 0)
+                        .map(|t| t.counts);
+                    match (counts, l.verification.gate_passed(k.key())) {
+                        (Some(c), _) => Value::String(format!("{}/{}", c.passed, c.tests)),
+                        (None, Some(passed)) => Value::Bool(passed),
+                        (None, None) => Value::Null,
+                    }
+                });
                 (k.short().to_string(), v)
             })
             .collect();
@@ -54,12 +65,17 @@ pub fn update(text: &str, r: &RunReport<'_>, now: &str) -> Result<String, String
         .filter_map(|e| e.get("iteration").and_then(Value::as_u64))
         .max()
         .unwrap_or(0);
+    let issues_found: Vec<Value> = latest
+        .map(|l| l.issues.iter().map(issue_value).collect())
+        .unwrap_or_default();
     let signoff = json!({
         "status": r.outcome.status().as_str(),
         "qa_session": session,
         "timestamp": now,
         "tests_passed": tests_passed,
-        "issues_found": latest.map(|l| l.issues.clone()).unwrap_or_default(),
+        "issues_found": issues_found,
+        "report_file": "qa_report.md",
+        "verified_by": "qa-loop",
     });
     let mut by_type: std::collections::BTreeMap<String, u64> = Default::default();
     for entry in &history {
@@ -90,6 +106,25 @@ pub fn update(text: &str, r: &RunReport<'_>, now: &str) -> Result<String, String
     obj.insert("qa_iteration_history".into(), Value::Array(history));
     obj.insert("qa_stats".into(), stats);
     Ok(pretty(&plan, detect_indent(text)))
+}
+
+/// An issue as qa-loop writes it plus Auto-Claude's keys (`location` "file:line",
+/// `fix_required`; `apps/backend/prompts/qa_reviewer.md`, PHASE 9), so both read it.
+fn issue_value(issue: &crate::model::Issue) -> Value {
+    let mut v = serde_json::to_value(issue).expect("an issue serializes");
+    if let Some(obj) = v.as_object_mut() {
+        if let Some(file) = &issue.file {
+            let location = match issue.line {
+                Some(l) => format!("{file}:{l}"),
+                None => file.clone(),
+            };
+            obj.insert("location".into(), location.into());
+        }
+        if !issue.fix.is_empty() {
+            obj.insert("fix_required".into(), issue.fix.clone().into());
+        }
+    }
+    v
 }
 
 /// The plan's `qa_iteration_history` as the loop's earlier iterations (ours, or Auto-Claude's
@@ -140,19 +175,34 @@ pub fn history_of(text: &str) -> Vec<crate::engine::IterationRecord> {
                 let title = Some(text_of(v, "title"))
                     .filter(|t| !t.is_empty())
                     .or_else(|| Some(text_of(v, "description")).filter(|t| !t.is_empty()))?;
+                // Auto-Claude's reviewer writes `location` ("file:line"), `fix_required`, and
+                // a severity word as the `type` ("critical").
+                let (loc_file, loc_line) = match text_of(v, "location").rsplit_once(':') {
+                    Some((f, l)) if l.parse::<u32>().is_ok() => (f.to_string(), l.parse().ok()),
+                    _ => (text_of(v, "location"), None),
+                };
+                let kind = text_of(v, "type");
                 Some(Issue {
                     id: Some(text_of(v, "id"))
                         .filter(|t| !t.is_empty())
                         .unwrap_or(format!("Q{}", k + 1)),
                     title,
-                    kind: IssueType::parse_lenient(&text_of(v, "type"))
-                        .unwrap_or(IssueType::CodeQuality),
+                    kind: IssueType::parse_lenient(&kind).unwrap_or(IssueType::CodeQuality),
                     severity: Severity::parse_lenient(&text_of(v, "severity"))
+                        .or_else(|| Severity::parse_lenient(&kind))
                         .unwrap_or(Severity::Medium),
-                    file: Some(text_of(v, "file")).filter(|t| !t.is_empty()),
-                    line: v.get("line").and_then(Value::as_u64).map(|l| l as u32),
+                    file: Some(text_of(v, "file"))
+                        .filter(|t| !t.is_empty())
+                        .or_else(|| Some(loc_file).filter(|t| !t.is_empty())),
+                    line: v
+                        .get("line")
+                        .and_then(Value::as_u64)
+                        .map(|l| l as u32)
+                        .or(loc_line),
                     description: text_of(v, "description"),
-                    fix: text_of(v, "fix"),
+                    fix: Some(text_of(v, "fix"))
+                        .filter(|t| !t.is_empty())
+                        .unwrap_or_else(|| text_of(v, "fix_required")),
                     recurs: None,
                 })
             })
@@ -168,6 +218,7 @@ pub fn history_of(text: &str) -> Vec<crate::engine::IterationRecord> {
             verification: Default::default(),
             timestamp: text_of(&Value::Object(e.clone()), "timestamp"),
             manual_test_plan: None,
+            guidance: None,
         });
     }
     out

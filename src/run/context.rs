@@ -182,9 +182,9 @@ async fn pr_run(origin: Box<Origin>, inputs: &Inputs, trust: &Trust) -> Option<P
     let settings = &inputs.settings;
     origin.env.github_token.as_ref()?;
     let pr = origin.pr.clone()?;
-    let command = match &origin.event.trigger {
-        event::Trigger::Comment { command, .. } => *command,
-        _ => None,
+    let (command, words) = match &origin.event.trigger {
+        event::Trigger::Comment { command, words, .. } => (*command, words.clone()),
+        _ => (None, String::new()),
     };
     let target = Target {
         repo: origin.env.repository.clone(),
@@ -194,6 +194,7 @@ async fn pr_run(origin: Box<Origin>, inputs: &Inputs, trust: &Trust) -> Option<P
         head_ref: pr.head_ref,
         command,
         actor: origin.event.sender.login.clone(),
+        words,
         base_ref: pr.base_ref,
     };
     let push = (settings.rules.mode == config::Mode::Fix

@@ -122,8 +122,11 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
         sinks.add(jsonl);
     }
     let waiting = waiting_for_resume(ctx.pr.as_ref(), &state);
+    let mut requests = human_fix_request(settings);
+    requests.extend(comment_fix_request(ctx.pr.as_ref()));
     let mut engine = Engine::resume(policy_for(ctx), state.history)
-        .with_human_request(human_fix_request(settings));
+        .with_human_request(requests)
+        .with_guidance(guidance(ctx.pr.as_ref()));
     sinks.emit(RunEvent::Started { engine: &engine }).await;
     let outcome = match waiting {
         Some(issue) => wait_for_resume(&engine, &mut sinks, issue).await,
@@ -192,6 +195,7 @@ fn reviewer<'a>(
         conversation: Vec::new(),
         last_tree: None,
         own_paths: own_paths(&ctx.inputs.settings),
+        guidance: guidance(ctx.pr.as_ref()),
     }
 }
 
@@ -205,6 +209,7 @@ fn fixer<'a>(ctx: &RunContext, shared: &'a Shared<'a>, launcher: &Launcher) -> A
         command: settings.children.fixer_command.clone(),
         launcher: launcher.clone(),
         deadline: deadline(settings),
+        guidance: guidance(ctx.pr.as_ref()),
     }
 }
 
@@ -436,6 +441,41 @@ fn human_fix_request(settings: &Settings) -> Vec<crate::model::Issue> {
         fix: "Do what the request asks, then `finish` with a summary of what you changed.".into(),
         recurs: None,
     }]
+}
+
+/// A human's words on the PR that started this run, with who wrote them and how: `/qa resume
+/// <guidance>` and `/qa fix <instructions>` reach the next review and every fix request, and
+/// are recorded with the run's first iteration.
+fn guidance(pr: Option<&PrRun>) -> Option<String> {
+    use crate::github::event::QaCommand;
+    let t = &pr?.target;
+    let how = match t.command? {
+        QaCommand::Resume => "`/qa resume`",
+        QaCommand::Fix => "`/qa fix`",
+        _ => return None,
+    };
+    (!t.words.trim().is_empty()).then(|| format!("@{} ({how}): {}", t.actor, t.words.trim()))
+}
+
+/// `/qa fix <instructions>` (write access, checked before the run): the instructions are the
+/// fixer's first task, as a human's `QA_FIX_REQUEST.md` is.
+fn comment_fix_request(pr: Option<&PrRun>) -> Option<crate::model::Issue> {
+    let t = &pr?.target;
+    if t.command != Some(crate::github::event::QaCommand::Fix) || t.words.trim().is_empty() {
+        return None;
+    }
+    Some(crate::model::Issue {
+        id: "H2".into(),
+        title: format!("@{}'s instructions (`/qa fix`)", t.actor),
+        kind: crate::model::IssueType::AcceptanceCriteria,
+        severity: crate::model::Severity::High,
+        file: None,
+        line: None,
+        description: t.words.trim().to_string(),
+        fix: "Do what the instructions ask, then `finish` with a summary of what you changed."
+            .into(),
+        recurs: None,
+    })
 }
 
 fn policy_for(ctx: &RunContext) -> Policy {

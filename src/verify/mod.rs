@@ -138,6 +138,12 @@ impl Verifier {
             report.commands.extend(r.runs);
             report.tests.extend(r.tests);
         }
+        // The plan's subtask checks: advisory evidence, after the suites.
+        for check in &self.strategy.checks {
+            let (gate, run) = self.run_check(check).await;
+            report.gates.push(gate);
+            report.commands.push(run);
+        }
         match (&self.strategy.pattern_checks, added, &unknown) {
             (Some(cfg), Some(added), _) => {
                 let found = patterns::check(added, cfg, &self.own_paths);
@@ -279,6 +285,75 @@ impl Verifier {
 }
 
 impl Verifier {
+    /// One of the plan's subtask commands (`verification: {"type": "command"}`): an advisory
+    /// gate `check:<subtask>`; its expected output is shown, not matched.
+    async fn run_check(&self, check: &crate::config::strategy::Check) -> (Gate, CommandRun) {
+        let name = format!("check:{}", check.name);
+        let file: String = check
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let log = self.log_dir.as_ref().map(|d| {
+            d.join(format!("pass-{}", self.passes))
+                .join(format!("check-{file}.log"))
+        });
+        tracing::info!(check = %name, command = %check.command, "running");
+        let done = self
+            .launcher
+            .run(Job {
+                command: &check.command,
+                cwd: &self.root,
+                timeout: self.strategy.check_timeout,
+                head: process::EXCERPT_HEAD,
+                tail: process::EXCERPT_TAIL,
+                log,
+            })
+            .await;
+        let run = CommandRun {
+            suite: name.clone(),
+            command: check.command.clone(),
+            outcome: done.outcome,
+            duration_ms: done.duration.as_millis() as u64,
+            excerpt: done.output,
+            failure_lines: done.failure_lines,
+            output_bytes: done.bytes,
+            log: done.log.map(|p| display_path(&self.root, &p)),
+        };
+        let what = if check.description.is_empty() {
+            format!("`{}`", check.command)
+        } else {
+            format!("{}: `{}`", check.description, check.command)
+        };
+        let expected = check
+            .expected
+            .as_deref()
+            .map(|e| format!(" (the plan expects: {e})"))
+            .unwrap_or_default();
+        let (status, summary, excerpt) = if run.outcome.passed() {
+            (
+                GateStatus::Passed,
+                format!("{what} passed{expected}"),
+                // The reviewer compares the output with what the plan expects.
+                run.excerpt.clone(),
+            )
+        } else {
+            (
+                GateStatus::Failed,
+                format!("{what} {}{expected}", run.outcome.describe()),
+                failure_excerpt(&run),
+            )
+        };
+        let gate = Gate::new(&name, IssueType::UnitTest, false, status, summary, excerpt);
+        (gate, run)
+    }
+
     /// A suite of results produced elsewhere (`junit`/`coverage` and no commands: e.g. the
     /// downloaded artifacts of a CI matrix): read, not run. After this run's fixes they are
     /// out of date — the change they tested is not the one now — so the gates wait (pending)
@@ -895,6 +970,7 @@ mod tests {
             minimum_coverage: min,
             flows: vec![],
             timeout: std::time::Duration::from_secs(5),
+            sources: vec![],
         }
     }
 
@@ -909,6 +985,9 @@ mod tests {
             criteria: vec![],
             pattern_checks: None,
             discovered: vec![],
+            checks: vec![],
+            reviewer_checks: vec![],
+            check_timeout: std::time::Duration::from_secs(5),
         }
     }
 
