@@ -43,6 +43,7 @@ const INPUTS: &[&str] = &[
     "needs-human-label",
     "allowed-bots",
     "fail-on-reject",
+    "failure-analysis",
     "fixer-command",
 ];
 

@@ -678,6 +678,88 @@ fn a_plan_s_history_is_the_memory_of_local_runs() {
     assert_eq!(v["qa_stats"]["total_iterations"], 3);
 }
 
+/// Issue 19, point 7: the hand-off was a template (titles and iterations). When a run needs a
+/// human, one model call writes a failure analysis from the whole record; it heads
+/// `QA_HUMAN_ESCALATION.md`, above the facts, which stay. Without it (turned off, or the call
+/// fails) the facts alone, and the exit code never changes.
+#[test]
+fn a_failure_analysis_heads_the_hand_off_and_the_facts_stay() {
+    let title = "add subtracts instead of adding";
+    let analysis = "## Root causes\n\nThe fixer edits `calc.py` but the test imports a cached module.\n\n## Next steps\n\n1. Clear `__pycache__`.\n<!-- hidden --> @someone";
+    let escalating = |with_analyst: bool| {
+        // Score 50: above the minimum score, so the run ends at max iterations (exit 1).
+        let mut calls = vec![verdict("rejected", 50, title), fixer_finish(1)];
+        calls.push(verdict("rejected", 50, title));
+        if with_analyst {
+            calls.push(json!({"role": "analyst", "text": analysis}));
+        }
+        json!({"calls": calls})
+    };
+    let escalation =
+        |d: &Path| std::fs::read_to_string(d.join(".qa-loop/QA_HUMAN_ESCALATION.md")).unwrap();
+
+    // Max iterations, with the analyst's answer replayed.
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), escalating(true));
+    let o = replay_run(dir.path(), &["--max-iterations", "2"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = escalation(dir.path());
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle}:\n{text}"))
+    };
+    assert!(at("# QA Loop: human review needed") < at("## Failure analysis"));
+    assert!(
+        at("> ## Root causes") < at("> 1. Clear `__pycache__`."),
+        "{text}"
+    );
+    assert!(at("## Failure analysis") < at("## The facts"));
+    assert!(at("## The facts") < at("## Why it stopped"));
+    assert!(at("## Why it stopped") < at("### Iteration 2 — rejected"));
+    // Model text is data: no HTML, no mentions.
+    assert!(
+        !text.contains("<!--") && !text.contains("@someone"),
+        "{text}"
+    );
+    assert_eq!(qa_result(dir.path())["model_calls"], 4);
+
+    // Turned off: no call, the facts only, the same exit code.
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), escalating(false));
+    let o = replay_run(
+        dir.path(),
+        &["--max-iterations", "2", "--failure-analysis", "false"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = escalation(dir.path());
+    assert!(
+        !text.contains("Failure analysis") && text.contains("## Why it stopped"),
+        "{text}"
+    );
+    assert_eq!(qa_result(dir.path())["model_calls"], 3);
+
+    // The call fails (the session has no answer for it): a warning, the facts, the exit code.
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), escalating(false));
+    let o = replay_run(dir.path(), &["--max-iterations", "2"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no failure analysis"), "{}", stderr(&o));
+    assert!(!escalation(dir.path()).contains("Failure analysis"));
+
+    // An approved run writes none and calls no analyst.
+    let dir = tempfile::tempdir().unwrap();
+    project(
+        dir.path(),
+        json!({"calls": [verdict("rejected", 30, title),
+        {"role": "fixer", "tool_calls": [{"id": "e1", "name": "edit_file",
+            "arguments": {"path": "calc.py", "old": "return a - b", "new": "return a + b"}}]},
+        fixer_finish(1), verdict("approved", 95, "")]}),
+    );
+    let o = replay_run(dir.path(), &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!dir.path().join(".qa-loop/QA_HUMAN_ESCALATION.md").exists());
+}
+
 /// Issue 19, point 6: a human-written `QA_FIX_REQUEST.md` (Auto-Claude's `## Feedback` form)
 /// was ignored. The fixer works on it first, then the loop verifies and reviews; the request is
 /// moved into the out dir so the next run does not repeat it.

@@ -994,6 +994,8 @@ fn escalation_opens_one_issue_and_labels_the_pr_and_an_approval_closes_it() {
             calls.push(json!({"role": "fixer", "tool_calls": [{"id": "f", "name": "finish", "arguments": {"summary": "tried"}}]}));
         }
     }
+    // Issue 19, point 7: the failure analysis heads the escalation issue.
+    calls.push(json!({"role": "analyst", "text": "## Root causes\n\n`add` uses the wrong operator; the fixer never changed it."}));
     project(dir.path(), json!(calls));
     let gh: Shared = Arc::default();
     let api = start(gh.clone());
@@ -1010,6 +1012,13 @@ fn escalation_opens_one_issue_and_labels_the_pr_and_an_approval_closes_it() {
                 .starts_with("<!-- qa-loop:escalation pr=2 -->")
         );
         assert_eq!(issue["labels"][0]["name"], "qa-escalation");
+        let text = issue["body"].as_str().unwrap();
+        assert!(
+            text.contains("## Failure analysis")
+                && text.contains("> `add` uses the wrong operator")
+                && text.find("## Failure analysis") < text.find("## Why it stopped"),
+            "{text}"
+        );
         assert_eq!(g.pr_labels, ["qa-loop:needs-human"]);
         assert!(g.labels.contains(&"qa-escalation".to_string()));
         assert_eq!(g.check_runs[0]["conclusion"], "action_required");

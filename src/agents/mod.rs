@@ -1,6 +1,7 @@
 //! The LLM agents: the tool-use loop ([`runner`]), verdict parsing ([`verdict`]), the task
 //! messages ([`tasks`]), prompts, and token/cost accounting ([`meter`]).
 
+pub mod analyst;
 pub mod context;
 pub mod meter;
 pub mod prompts;

@@ -9,6 +9,7 @@ pub enum Prompt {
     Reviewer,
     Fixer,
     Judge,
+    Analyst,
 }
 
 impl Prompt {
@@ -17,6 +18,7 @@ impl Prompt {
             Prompt::Reviewer => "reviewer.md",
             Prompt::Fixer => "fixer.md",
             Prompt::Judge => "judge.md",
+            Prompt::Analyst => "analyst.md",
         }
     }
 
@@ -25,6 +27,7 @@ impl Prompt {
             Prompt::Reviewer => include_str!("../../prompts/reviewer.md"),
             Prompt::Fixer => include_str!("../../prompts/fixer.md"),
             Prompt::Judge => include_str!("../../prompts/judge.md"),
+            Prompt::Analyst => include_str!("../../prompts/analyst.md"),
         }
     }
 

@@ -622,6 +622,11 @@ pub struct ConfigFile {
     /// Thinking of the conversation judge (as `reviewer_thinking`; default: the reviewer's).
     #[serde(default)]
     pub judge_thinking: Option<crate::llm::Thinking>,
+    /// When a run ends escalated, at max iterations or below the minimum score, one model call
+    /// (the reviewer's model) writes a failure analysis at the top of `QA_HUMAN_ESCALATION.md`
+    /// and the escalation issue (default true; false keeps the factual report only).
+    #[serde(default)]
+    pub failure_analysis: Option<bool>,
     /// Tool calls run per model answer; the rest are answered with an error (default 25).
     #[serde(default, deserialize_with = "de_positive")]
     #[schemars(range(min = 1))]

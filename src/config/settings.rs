@@ -193,6 +193,10 @@ pub struct FlagLayer {
     #[arg(long, env = "QA_LOOP_FAIL_ON_REJECT", global = true, value_name = "BOOL",
           value_parser = clap::builder::BoolishValueParser::new(), num_args = 0..=1, default_missing_value = "true")]
     pub fail_on_reject: Option<bool>,
+    /// When a run ends escalated, at max iterations or below the minimum score, one model call writes a failure analysis at the top of QA_HUMAN_ESCALATION.md and the escalation issue [default: true]; false keeps the factual report only
+    #[arg(long, env = "QA_LOOP_FAILURE_ANALYSIS", global = true, value_name = "BOOL",
+          value_parser = clap::builder::BoolishValueParser::new(), num_args = 0..=1, default_missing_value = "true")]
+    pub failure_analysis: Option<bool>,
     /// Never call GitHub, even inside GitHub Actions
     #[arg(long, env = "QA_LOOP_NO_GITHUB", global = true, value_parser = clap::builder::BoolishValueParser::new())]
     pub no_github: bool,
@@ -368,6 +372,8 @@ pub struct Output {
     pub events_jsonl: Option<PathBuf>,
     /// Exit 1 when not approved (`--fail-on-reject`, default true).
     pub fail_on_reject: bool,
+    /// Write a failure analysis with one model call when the run needs a human (default true).
+    pub failure_analysis: bool,
 }
 
 /// The defaults of SPEC §2.
@@ -620,6 +626,10 @@ impl Settings {
                 },
                 events_jsonl: flags.events_jsonl.clone(),
                 fail_on_reject: flags.fail_on_reject.unwrap_or(true),
+                failure_analysis: flags
+                    .failure_analysis
+                    .or(file.failure_analysis)
+                    .unwrap_or(true),
             },
         }
     }

@@ -171,7 +171,7 @@ pub struct ThinkingBudgets {
 impl ThinkingBudgets {
     pub fn of(&self, role: AgentRole) -> Option<Thinking> {
         match role {
-            AgentRole::Reviewer => self.reviewer,
+            AgentRole::Reviewer | AgentRole::Analyst => self.reviewer,
             AgentRole::Judge => self.judge.or(self.reviewer),
             AgentRole::Fixer => self.fixer,
         }

@@ -9,6 +9,8 @@ pub enum AgentRole {
     Reviewer,
     Fixer,
     Judge,
+    /// Writes the failure analysis when a run needs a human (the reviewer's model).
+    Analyst,
 }
 
 impl AgentRole {
@@ -17,6 +19,7 @@ impl AgentRole {
             AgentRole::Reviewer => "reviewer",
             AgentRole::Fixer => "fixer",
             AgentRole::Judge => "judge",
+            AgentRole::Analyst => "analyst",
         }
     }
 }

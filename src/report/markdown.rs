@@ -295,29 +295,41 @@ pub fn report(r: &RunReport<'_>) -> String {
     out
 }
 
-/// `QA_HUMAN_ESCALATION.md`: why a human is needed, every iteration, what was tried.
+/// `QA_HUMAN_ESCALATION.md`: why a human is needed, the failure analysis when one was written,
+/// every iteration, what was tried. Written when the run escalated, and at the end of a run that
+/// ran out of iterations.
 pub fn escalation(r: &RunReport<'_>) -> Option<String> {
-    let Outcome::Escalated {
-        escalation,
-        best_iteration,
-    } = r.outcome
-    else {
-        return None;
+    let (escalation, best_iteration) = match r.outcome {
+        Outcome::Escalated {
+            escalation,
+            best_iteration,
+        } => (Some(escalation), *best_iteration),
+        Outcome::MaxIterations { best_iteration } if r.finished => (None, Some(*best_iteration)),
+        _ => return None,
     };
     let mut out = String::from("# QA Loop: human review needed\n\n");
     out.push_str(&format!("{}\n\n", r.headline()));
-    out.push_str("## Root causes\n\n");
+    if let Some(a) = r.analysis {
+        out.push_str("## Failure analysis\n\n_Written by the model from the whole record below; check it against the facts._\n\n");
+        out.push_str(&block(a));
+        out.push_str("\n## The facts\n\n");
+    }
+    out.push_str("## Why it stopped\n\n");
     match escalation {
-        Escalation::Recurring { issues } => {
+        None => out.push_str(&format!(
+            "The loop used its {} iterations without an approval: more automated attempts are unlikely to help without a change of plan.\n",
+            r.history.len()
+        )),
+        Some(Escalation::Recurring { issues }) => {
             out.push_str("These problems came back after being fixed, so another automated attempt is unlikely to help:\n\n");
             for ri in issues {
                 out.push_str(&format!("- **{}** — {} times, iterations {:?}\n", cell(&ri.title), ri.occurrences, ri.iterations));
             }
         }
-        Escalation::BelowMinScore { best_score, min_score } => out.push_str(&format!(
+        Some(Escalation::BelowMinScore { best_score, min_score }) => out.push_str(&format!(
             "No iteration reached the minimum score ({best_score} < {min_score}): the change is far from its acceptance criteria.\n"
         )),
-        Escalation::AwaitingSignoff { gates } => out.push_str(&format!(
+        Some(Escalation::AwaitingSignoff { gates }) => out.push_str(&format!(
             "Review and gates approve, but required gates are waiting ({}): a human sign-off (a user with write access comments `/qa approve`), or, for reports produced by other jobs, those jobs running again on the new commit.\n",
             gates
                 .iter()
@@ -325,7 +337,7 @@ pub fn escalation(r: &RunReport<'_>) -> Option<String> {
                 .collect::<Vec<_>>()
                 .join(", ")
         )),
-        Escalation::AwaitingResume { issue } => out.push_str(&format!(
+        Some(Escalation::AwaitingResume { issue }) => out.push_str(&format!(
             "An earlier run escalated to a human in #{issue}. Nothing runs until someone comments `/qa resume` on the pull request.\n"
         )),
     }

@@ -32,6 +32,10 @@ pub struct RunReport<'a> {
     pub omitted_files: &'a [String],
     /// The model's answers came from a replay session.
     pub replayed: bool,
+    /// The run is over (not an in-progress snapshot).
+    pub finished: bool,
+    /// The failure analysis for a human, when one was written.
+    pub analysis: Option<&'a str>,
 }
 
 impl RunReport<'_> {

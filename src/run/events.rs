@@ -46,6 +46,8 @@ pub struct Products {
     pub escalation_issue: Option<u64>,
     /// Fix commits pushed to the PR branch.
     pub commits_pushed: usize,
+    /// The failure analysis written for a human (heads `QA_HUMAN_ESCALATION.md`).
+    pub analysis: Option<String>,
 }
 
 pub type SinkFuture<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;

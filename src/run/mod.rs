@@ -92,6 +92,19 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
     let mut verifier = verifier(ctx, provider.as_ref(), &meter, &launcher);
     let mut sinks = Sinks::default();
     sinks.add(sinks::log::Log);
+    if settings.output.failure_analysis {
+        // Before the report files and the escalation issue, which carry its text.
+        sinks.add(sinks::analysis::Analysis {
+            analyst: crate::agents::analyst::Analyst {
+                provider: provider.as_ref(),
+                model: settings.models.reviewer_model.clone(),
+                system: prompt(ctx, Prompt::Analyst),
+                meter: &meter,
+            },
+            strategy: &ctx.inputs.strategy,
+            fixes: Vec::new(),
+        });
+    }
     sinks.add(sinks::files::ReportFiles {
         out_dir: settings.paths.out_dir.clone(),
         plan: settings.paths.plan.clone(),

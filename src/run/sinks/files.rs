@@ -40,6 +40,8 @@ impl ReportFiles<'_> {
             fixes: &self.fixes,
             omitted_files: &omitted,
             replayed: self.replayed,
+            finished: final_write,
+            analysis: out.analysis.as_deref(),
         };
         // The plan is updated once, at the end, so a run appends its iterations exactly once.
         let plan = self.plan.as_deref().filter(|_| final_write);
