@@ -88,7 +88,17 @@ pub fn load_inputs_as(root: &Path, flags: &FlagLayer, trusted: bool) -> Result<I
     // The config file wins where both set a field (SPEC §3.1); criteria are merged, not replaced.
     let merged = file.strategy().or(plan.layer);
     let mut strategy = Strategy::resolve(&merged, criteria);
-    strategy.checks = plan.checks;
+    // A subtask command a suite already runs is not run twice.
+    strategy.checks = plan
+        .checks
+        .into_iter()
+        .filter(|c| {
+            !strategy
+                .suites
+                .iter()
+                .any(|s| s.commands.contains(&c.command))
+        })
+        .collect();
     strategy.reviewer_checks = plan.reviewer_checks;
     if strategy.suites.iter().all(|s| s.commands.is_empty()) {
         // Tests that exist but are not configured mean this is not a no-test project.
