@@ -1058,8 +1058,20 @@ fn escalation_opens_one_issue_and_labels_the_pr_and_an_approval_closes_it() {
     )
     .unwrap();
     gh.lock().unwrap().writers.push("Codertocat".into());
-    let o = run_comment(dir.path(), &api, &gh, "/qa resume");
+    let o = run_comment(
+        dir.path(),
+        &api,
+        &gh,
+        "/qa resume I changed the operator by hand; check the sum",
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Issue 19: the guidance is recorded with the resumed run's first iteration.
+    let r = qa_result(dir.path());
+    let last = r["history"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        last["guidance"],
+        "@Codertocat (`/qa resume`): I changed the operator by hand; check the sum"
+    );
     let g = gh.lock().unwrap();
     assert_eq!(g.issues[0]["state"], "closed");
     assert!(g.pr_labels.is_empty());
