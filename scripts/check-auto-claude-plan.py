@@ -61,6 +61,7 @@ def main() -> None:
                     fail(f"qa_iteration_history[{i}] has no {key!r}")
         # Auto-Claude's recurring-issue functions accept qa-loop's entries.
         report.get_recurring_issue_summary(history)
+        report.has_recurring_issues([], history)
         report.has_recurring_issues(history[-1]["issues"], history[:-1])
         with contextlib.redirect_stdout(io.StringIO()):
             criteria.print_qa_status(spec_dir)
