@@ -15,6 +15,7 @@ pub mod engine;
 pub mod error;
 pub mod github;
 pub mod llm;
+pub mod mcp;
 pub mod model;
 pub mod report;
 pub mod retry;

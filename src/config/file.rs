@@ -660,6 +660,10 @@ pub struct ConfigFile {
     /// `max_cost_usd` with a model the table does not know.
     #[serde(default, deserialize_with = "de_models")]
     pub models: Option<std::collections::BTreeMap<String, crate::llm::registry::ModelEntry>>,
+    /// MCP servers whose tools the agents get, as `mcp__<server>__<tool>` (SPEC §12). Never
+    /// started in an untrusted run when this file is part of the checkout.
+    #[serde(default, deserialize_with = "de_mcp_servers")]
+    pub mcp_servers: Option<std::collections::BTreeMap<String, McpServerConfig>>,
     /// Deprecated (read, with a warning): the earlier form of `models:` — prices and context
     /// windows only.
     #[serde(default)]
@@ -714,6 +718,94 @@ fn de_positive<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error>
 }
 
 type ModelEntries = std::collections::BTreeMap<String, crate::llm::registry::ModelEntry>;
+
+/// An MCP server the agents may use (SPEC §12), in the shape of the `mcpServers` entries users
+/// know: a stdio server (`command`, `args`, `env`) or a streamable HTTP one (`url`, `headers`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerConfig {
+    /// A stdio server: the program, started in the repository root in its own process group,
+    /// with the scrubbed environment of test commands plus `env`.
+    #[serde(default)]
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Variables for a stdio server; a value `${NAME}` takes qa-loop's own variable `NAME`.
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// A streamable HTTP server.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Headers for an HTTP server; a value may hold `${NAME}` as in `env`.
+    #[serde(default)]
+    pub headers: std::collections::BTreeMap<String, String>,
+    /// The tools the agents get (names as the server lists them); default all.
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
+    /// The agents that get the tools (default: the reviewer).
+    #[serde(default)]
+    pub agents: Option<Vec<McpAgent>>,
+    /// How long the server may take to start and answer `initialize` (default 60s).
+    #[serde(default)]
+    pub startup_timeout: Option<DurationSetting>,
+    /// How long one tool call may take (default 120s).
+    #[serde(default)]
+    pub call_timeout: Option<DurationSetting>,
+}
+
+/// An agent that can get MCP tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum McpAgent {
+    Reviewer,
+    Fixer,
+}
+
+impl McpServerConfig {
+    /// What is wrong with the entry, if anything.
+    pub fn problem(&self) -> Option<String> {
+        match (&self.command, &self.url) {
+            (Some(_), Some(_)) => {
+                Some("has both `command` and `url`: a server is one or the other".into())
+            }
+            (None, None) => {
+                Some("needs `command` (a stdio server) or `url` (a streamable HTTP server)".into())
+            }
+            (Some(c), None) if c.trim().is_empty() => Some("`command` is empty".into()),
+            (None, Some(u)) if !(u.starts_with("http://") || u.starts_with("https://")) => {
+                Some(format!("`url` `{u}` is not an http(s) URL"))
+            }
+            (Some(_), None) if !self.headers.is_empty() => {
+                Some("`headers` are for `url` servers; a `command` server takes `env`".into())
+            }
+            (None, Some(_)) if !self.args.is_empty() || !self.env.is_empty() => Some(
+                "`args` and `env` are for `command` servers; a `url` server takes `headers`".into(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+fn de_mcp_servers<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<std::collections::BTreeMap<String, McpServerConfig>>, D::Error> {
+    let servers = Option::<std::collections::BTreeMap<String, McpServerConfig>>::deserialize(d)?;
+    for (name, entry) in servers.iter().flatten() {
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(serde::de::Error::custom(format!(
+                "`{name}`: a server name is letters, digits, `-` and `_` (it becomes part of tool names)"
+            )));
+        }
+        if let Some(problem) = entry.problem() {
+            return Err(serde::de::Error::custom(format!("`{name}`: {problem}")));
+        }
+    }
+    Ok(servers)
+}
 
 fn de_models<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ModelEntries>, D::Error> {
     let models = Option::<ModelEntries>::deserialize(d)?;

@@ -358,6 +358,8 @@ pub struct TrustSettings {
 #[derive(Debug, Clone)]
 pub struct Children {
     pub fixer_command: Option<String>,
+    /// MCP servers for the agents (none from a checkout's file in an untrusted run).
+    pub mcp_servers: std::collections::BTreeMap<String, super::file::McpServerConfig>,
     /// `env_passthrough` patterns.
     pub env_passthrough: Vec<String>,
     /// `secret_env` patterns.
@@ -445,6 +447,7 @@ impl Settings {
                 ),
                 ("env_passthrough", narrowed.env_passthrough.take().is_some()),
                 ("fixer_command", narrowed.fixer_command.take().is_some()),
+                ("mcp_servers", narrowed.mcp_servers.take().is_some()),
             ] {
                 if set {
                     tracing::warn!(
@@ -613,6 +616,7 @@ impl Settings {
                     .clone()
                     .or_else(|| file.fixer_command.clone())
                     .filter(|c| !c.trim().is_empty()),
+                mcp_servers: file.mcp_servers.clone().unwrap_or_default(),
                 env_passthrough: file.env_passthrough.clone().unwrap_or_default(),
                 secret_env: file.secret_env.clone().unwrap_or_default(),
             },

@@ -495,13 +495,13 @@ mod tests {
             ],
             tools: vec![
                 ToolSpec {
-                    name: "read_file",
-                    description: "Read a file.",
+                    name: "read_file".into(),
+                    description: "Read a file.".into(),
                     parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
                 },
                 ToolSpec {
-                    name: "submit_verdict",
-                    description: "Submit.",
+                    name: "submit_verdict".into(),
+                    description: "Submit.".into(),
                     parameters: json!({"type": "object"}),
                 },
             ],

@@ -441,8 +441,8 @@ mod tests {
                 },
             ],
             tools: vec![ToolSpec {
-                name: "edit_file",
-                description: "Edit.",
+                name: "edit_file".into(),
+                description: "Edit.".into(),
                 parameters: json!({"type": "object"}),
             }],
         };

@@ -80,8 +80,9 @@ impl Message {
 /// A tool offered to the model: name, description and JSON Schema of its arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSpec {
-    pub name: &'static str,
-    pub description: &'static str,
+    /// The built-in tools' names are static; MCP tools' are the run's.
+    pub name: std::borrow::Cow<'static, str>,
+    pub description: std::borrow::Cow<'static, str>,
     pub parameters: serde_json::Value,
 }
 

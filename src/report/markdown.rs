@@ -258,6 +258,20 @@ pub fn report(r: &RunReport<'_>) -> String {
         ));
     }
     out.push('\n');
+    if !r.mcp.is_empty() {
+        out.push_str("## MCP servers\n\n| server | state | tools | calls | failed calls |\n|---|---|---|---|---|\n");
+        for s in &r.mcp {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                code(&s.name),
+                cell(&s.state),
+                s.tools.len(),
+                s.calls,
+                s.failed_calls
+            ));
+        }
+        out.push('\n');
+    }
     let guided: Vec<_> = r
         .history
         .iter()

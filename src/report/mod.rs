@@ -36,6 +36,8 @@ pub struct RunReport<'a> {
     pub finished: bool,
     /// The failure analysis for a human, when one was written.
     pub analysis: Option<&'a str>,
+    /// The MCP servers the agents had (state, tools, calls).
+    pub mcp: Vec<crate::mcp::ServerStatus>,
 }
 
 impl RunReport<'_> {

@@ -36,6 +36,9 @@ pub struct QaResult<'a> {
     pub errors: &'a [String],
     pub not_shown_to_reviewer: &'a [String],
     pub replayed: bool,
+    /// The MCP servers the agents had.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub mcp_servers: &'a [crate::mcp::ServerStatus],
 }
 
 pub fn render(r: &RunReport<'_>) -> String {
@@ -69,6 +72,7 @@ pub fn render(r: &RunReport<'_>) -> String {
         errors: r.errors,
         not_shown_to_reviewer: r.omitted_files,
         replayed: r.replayed,
+        mcp_servers: &r.mcp,
     };
     serde_json::to_string_pretty(&result).expect("the result serializes") + "\n"
 }

@@ -78,9 +78,21 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
         tracing::warn!("cannot watch SIGINT/SIGTERM: {e}");
     }
     let launcher = Launcher::new(&settings.env_policy(), ctx.cancel.clone());
+    let mcp = std::sync::Arc::new(if settings.children.mcp_servers.is_empty() {
+        crate::mcp::Hub::empty()
+    } else {
+        crate::mcp::Hub::start(
+            &settings.children.mcp_servers,
+            &settings.paths.root,
+            settings.paths.out_dir.join("mcp"),
+            launcher.env(),
+            crate::config::env_vars::var,
+        )
+        .await
+    });
     let shared = Shared {
         provider: provider.as_ref(),
-        tools: toolbox(ctx, &launcher)?,
+        tools: toolbox(ctx, &launcher)?.with_mcp(mcp.clone()),
         meter: &meter,
         calls: crate::agents::ToolCalls::new(settings.limits.tool_caps),
         root: settings.paths.root.clone(),
@@ -113,6 +125,7 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
         omitted: &omitted,
         replayed: settings.models.provider == Some(crate::config::ProviderKind::Replay),
         fixes: Vec::new(),
+        mcp: mcp.clone(),
     });
     let state = match &ctx.pr {
         Some(pr) => pr_sinks(ctx, pr, &mut sinks).await,
@@ -157,6 +170,7 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
             .await
         }
     };
+    mcp.shutdown().await;
     result(settings, outcome, sinks.products)
 }
 

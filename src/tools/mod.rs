@@ -75,6 +75,8 @@ pub struct ToolBox {
     /// Whether `run_command` is offered: not for untrusted code (the fork-safe publisher,
     /// `pull_request_target`), where nothing of the change may run.
     pub commands: bool,
+    /// The run's MCP servers (`mcp__<server>__<tool>`), when any are configured.
+    pub mcp: Option<std::sync::Arc<crate::mcp::Hub>>,
 }
 
 #[derive(Deserialize)]
@@ -150,7 +152,14 @@ impl ToolBox {
             diff_base: diff_base.into(),
             launcher,
             commands: true,
+            mcp: None,
         }
+    }
+
+    /// The same tools plus the MCP servers' (for the agents each server names).
+    pub fn with_mcp(mut self, hub: std::sync::Arc<crate::mcp::Hub>) -> Self {
+        self.mcp = (!hub.is_empty()).then_some(hub);
+        self
     }
 
     /// The same tools without `run_command`.
@@ -169,38 +178,44 @@ impl ToolBox {
         if !self.commands {
             specs.retain(|s| s.name != "run_command");
         }
+        if let Some(hub) = &self.mcp {
+            specs.extend(hub.specs(match set {
+                ToolSet::Reviewer => crate::config::file::McpAgent::Reviewer,
+                ToolSet::Fixer => crate::config::file::McpAgent::Fixer,
+            }));
+        }
         specs
     }
 
     fn all_specs(set: ToolSet) -> Vec<ToolSpec> {
         let mut specs = vec![
             ToolSpec {
-                name: "read_file",
-                description: "Read a text file of the repository, optionally a range of lines (1-based, inclusive). Output lines are prefixed with their numbers.",
+                name: "read_file".into(),
+                description: "Read a text file of the repository, optionally a range of lines (1-based, inclusive). Output lines are prefixed with their numbers.".into(),
                 parameters: json!({"type": "object", "properties": {
                     "path": {"type": "string", "description": "path relative to the repository root"},
                     "start_line": {"type": "integer", "minimum": 1},
                     "end_line": {"type": "integer", "minimum": 1}}, "required": ["path"]}),
             },
             ToolSpec {
-                name: "list_files",
-                description: "List the files under a directory of the repository (respects .gitignore).",
+                name: "list_files".into(),
+                description: "List the files under a directory of the repository (respects .gitignore).".into(),
                 parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
             },
             ToolSpec {
-                name: "search",
-                description: "Search the repository with a regular expression (respects .gitignore). Returns file:line: text.",
+                name: "search".into(),
+                description: "Search the repository with a regular expression (respects .gitignore). Returns file:line: text.".into(),
                 parameters: json!({"type": "object", "properties": {
                     "pattern": {"type": "string"}, "path": {"type": "string"}}, "required": ["pattern"]}),
             },
             ToolSpec {
-                name: "git_diff",
-                description: "Show the change under review: git diff against the base, plus untracked files.",
+                name: "git_diff".into(),
+                description: "Show the change under review: git diff against the base, plus untracked files.".into(),
                 parameters: json!({"type": "object", "properties": {}}),
             },
             ToolSpec {
-                name: "run_command",
-                description: "Run a shell command in the repository root (no secrets in its environment). Output is truncated to its head and tail.",
+                name: "run_command".into(),
+                description: "Run a shell command in the repository root (no secrets in its environment). Output is truncated to its head and tail.".into(),
                 parameters: json!({"type": "object", "properties": {
                     "command": {"type": "string"},
                     "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": MAX_COMMAND_TIMEOUT}}, "required": ["command"]}),
@@ -208,27 +223,27 @@ impl ToolBox {
         ];
         match set {
             ToolSet::Reviewer => specs.push(ToolSpec {
-                name: "submit_verdict",
-                description: "Submit your verdict. Call exactly once, at the end.",
+                name: "submit_verdict".into(),
+                description: "Submit your verdict. Call exactly once, at the end.".into(),
                 parameters: verdict_schema(),
             }),
             ToolSet::Fixer => {
                 specs.push(ToolSpec {
-                    name: "write_file",
-                    description: "Create or overwrite a file with the given content.",
+                    name: "write_file".into(),
+                    description: "Create or overwrite a file with the given content.".into(),
                     parameters: json!({"type": "object", "properties": {
                         "path": {"type": "string"}, "content": {"type": "string"}}, "required": ["path", "content"]}),
                 });
                 specs.push(ToolSpec {
-                    name: "edit_file",
-                    description: "Replace the exact string `old` (which must occur exactly once) with `new`.",
+                    name: "edit_file".into(),
+                    description: "Replace the exact string `old` (which must occur exactly once) with `new`.".into(),
                     parameters: json!({"type": "object", "properties": {
                         "path": {"type": "string"}, "old": {"type": "string"}, "new": {"type": "string"}},
                         "required": ["path", "old", "new"]}),
                 });
                 specs.push(ToolSpec {
-                    name: "finish",
-                    description: "End your turn with a summary of what you changed, per issue id.",
+                    name: "finish".into(),
+                    description: "End your turn with a summary of what you changed, per issue id.".into(),
                     parameters: json!({"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]}),
                 });
             }
@@ -271,6 +286,17 @@ impl ToolBox {
                 is_error: false,
                 end: Some(TurnEnd::Finish(a.summary)),
             }),
+            name if name.starts_with(crate::mcp::PREFIX) => match &self.mcp {
+                Some(hub) => {
+                    let r = hub.call(name, &call.arguments).await;
+                    Ok(ToolOutput {
+                        content: truncate(r.text),
+                        is_error: r.is_error,
+                        end: None,
+                    })
+                }
+                None => Err(ToolOutput::err(format!("unknown tool `{name}`"))),
+            },
             other => Err(ToolOutput::err(format!("unknown tool `{other}`"))),
         };
         let mut out = result.unwrap_or_else(|e| e);

@@ -96,6 +96,11 @@ impl Launcher {
         }
     }
 
+    /// The environment its children get (scrubbed of secrets and the runner's channels).
+    pub fn env(&self) -> &[(String, String)] {
+        &self.env
+    }
+
     /// The cancellation its commands obey.
     pub fn cancel(&self) -> &Cancel {
         &self.cancel

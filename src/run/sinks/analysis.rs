@@ -37,6 +37,7 @@ impl Sink for Analysis<'_> {
                         replayed: false,
                         finished: true,
                         analysis: None,
+                        mcp: Vec::new(),
                     };
                     let task = analyst::task(&Record {
                         headline: report.headline(),

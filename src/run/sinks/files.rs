@@ -22,6 +22,8 @@ pub struct ReportFiles<'a> {
     pub replayed: bool,
     /// The fixer's summary after each iteration it worked on.
     pub fixes: Vec<(u32, String)>,
+    /// The run's MCP servers (their state and calls go into the report).
+    pub mcp: std::sync::Arc<crate::mcp::Hub>,
 }
 
 impl ReportFiles<'_> {
@@ -42,6 +44,7 @@ impl ReportFiles<'_> {
             replayed: self.replayed,
             finished: final_write,
             analysis: out.analysis.as_deref(),
+            mcp: self.mcp.status(),
         };
         // The plan is updated once, at the end, so a run appends its iterations exactly once.
         let plan = self.plan.as_deref().filter(|_| final_write);
