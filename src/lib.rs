@@ -7,6 +7,7 @@
 //! - [`engine`]: the loop as a pure state machine, its driver, and the recurring-issue matcher
 
 pub mod agents;
+pub mod browser;
 pub mod cancel;
 pub mod commands;
 pub mod config;

@@ -106,6 +106,12 @@ impl<'de> Deserialize<'de> for DurationSetting {
     }
 }
 
+impl serde::Serialize for DurationSetting {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&humantime::format_duration(self.0).to_string())
+    }
+}
+
 impl JsonSchema for DurationSetting {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "Duration".into()
@@ -506,6 +512,8 @@ pub struct StrategyLayer {
     /// Checks on the lines the change adds.
     #[serde(default)]
     pub pattern_checks: Option<PatternChecksConfig>,
+    #[serde(default, deserialize_with = "de_browser")]
+    pub browser_verification: Option<BrowserVerificationConfig>,
 }
 
 impl StrategyLayer {
@@ -521,8 +529,125 @@ impl StrategyLayer {
             timeout: self.timeout.or(lower.timeout),
             parallel: self.parallel.or(lower.parallel),
             pattern_checks: self.pattern_checks.or(lower.pattern_checks),
+            browser_verification: match (self.browser_verification, lower.browser_verification) {
+                (Some(a), Some(b)) => Some(a.or(b)),
+                (a, b) => a.or(b),
+            },
         }
     }
+}
+
+/// `browser_verification:` (SPEC §12): pages loaded in a headless browser through an MCP server.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BrowserVerificationConfig {
+    /// A page that fails a check blocks approval (default false: advisory).
+    #[serde(default)]
+    pub required: Option<bool>,
+    /// The entry of `mcp_servers` that drives the browser (default `playwright`).
+    #[serde(default)]
+    pub server: Option<String>,
+    /// Command that starts the app (own process group, stopped at the end); none when the app
+    /// is already running (started by the workflow, or an Electron app attached over CDP).
+    #[serde(default)]
+    pub start: Option<String>,
+    /// URL that answers 2xx once the app is ready.
+    #[serde(default)]
+    pub ready_url: Option<String>,
+    /// How long to wait for `ready_url` (default 60s).
+    #[serde(default)]
+    pub ready_timeout: Option<DurationSetting>,
+    /// The pages to verify: a URL, or a path (`/settings`) on `ready_url`'s origin.
+    #[serde(default)]
+    pub pages: Vec<BrowserPage>,
+}
+
+/// One page of `browser_verification.pages`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BrowserPage {
+    pub url: String,
+    /// `renders`, `no-console-errors`, or free text the reviewer judges from the page's
+    /// snapshot and screenshot (default: `renders`, `no-console-errors`).
+    #[serde(default)]
+    pub checks: Vec<String>,
+}
+
+/// The server `browser_verification` uses unless it names another.
+pub const DEFAULT_BROWSER_SERVER: &str = "playwright";
+
+impl BrowserVerificationConfig {
+    /// Field-wise merge: `self` wins where it sets a field; pages come from one side.
+    pub fn or(self, lower: BrowserVerificationConfig) -> BrowserVerificationConfig {
+        BrowserVerificationConfig {
+            required: self.required.or(lower.required),
+            server: self.server.or(lower.server),
+            start: self.start.or(lower.start),
+            ready_url: self.ready_url.or(lower.ready_url),
+            ready_timeout: self.ready_timeout.or(lower.ready_timeout),
+            pages: if self.pages.is_empty() {
+                lower.pages
+            } else {
+                self.pages
+            },
+        }
+    }
+
+    /// The MCP server's name.
+    pub fn server(&self) -> &str {
+        self.server.as_deref().unwrap_or(DEFAULT_BROWSER_SERVER)
+    }
+
+    /// What is wrong with the section, if anything.
+    pub fn problem(&self) -> Option<String> {
+        for (key, value) in [("ready_url", &self.ready_url)] {
+            if let Some(u) = value {
+                match reqwest::Url::parse(u) {
+                    Ok(p) if matches!(p.scheme(), "http" | "https") => {}
+                    _ => return Some(format!("`{key}` `{u}` is not an http(s) URL")),
+                }
+            }
+        }
+        for (i, page) in self.pages.iter().enumerate() {
+            if let Err(e) = self.page_url(&page.url) {
+                return Some(format!("pages[{i}]: {e}"));
+            }
+        }
+        None
+    }
+
+    /// A page's absolute URL (a path is taken on `ready_url`'s origin).
+    pub fn page_url(&self, url: &str) -> Result<String, String> {
+        if url.starts_with('/') {
+            let Some(base) = self
+                .ready_url
+                .as_deref()
+                .and_then(|u| reqwest::Url::parse(u).ok())
+            else {
+                return Err(format!(
+                    "`{url}` is a path; give a full URL or set `ready_url` (the origin it is taken on)"
+                ));
+            };
+            return base
+                .join(url)
+                .map(|u| u.to_string())
+                .map_err(|e| format!("`{url}`: {e}"));
+        }
+        match reqwest::Url::parse(url) {
+            Ok(p) if matches!(p.scheme(), "http" | "https" | "file") => Ok(url.to_string()),
+            _ => Err(format!("`{url}` is not an http(s) URL or a path")),
+        }
+    }
+}
+
+fn de_browser<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<BrowserVerificationConfig>, D::Error> {
+    let b = Option::<BrowserVerificationConfig>::deserialize(d)?;
+    if let Some(problem) = b.as_ref().and_then(BrowserVerificationConfig::problem) {
+        return Err(serde::de::Error::custom(problem));
+    }
+    Ok(b)
 }
 
 /// The config file: the verification strategy at the top level (SPEC §3.1) plus the run
@@ -553,6 +678,9 @@ pub struct ConfigFile {
     pub e2e_tests: Option<SuiteConfig>,
     #[serde(default)]
     pub conversations: Option<ConversationsConfig>,
+    /// Pages verified in a headless browser through an MCP server (docs/browser-verification.md).
+    #[serde(default, deserialize_with = "de_browser")]
+    pub browser_verification: Option<BrowserVerificationConfig>,
     /// Per-command timeout (default 20m).
     #[serde(default)]
     pub timeout: Option<DurationSetting>,
@@ -705,6 +833,7 @@ impl ConfigFile {
             timeout: self.timeout,
             parallel: self.parallel,
             pattern_checks: self.pattern_checks.clone(),
+            browser_verification: self.browser_verification.clone(),
         }
     }
 }

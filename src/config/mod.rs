@@ -70,6 +70,84 @@ pub fn load_inputs_as(root: &Path, flags: &FlagLayer, trusted: bool) -> Result<I
             || "config".to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
+    // The config file wins where both set a field (SPEC §3.1); criteria are merged, not replaced.
+    let mut merged = file.strategy().or(plan.layer);
+    let mut browser_lines = plan.browser_checks;
+    let mut browser_criteria = Vec::new();
+    if let Some(b) = merged
+        .browser_verification
+        .take()
+        .filter(|b| !b.pages.is_empty())
+    {
+        let server = b.server();
+        let why_not = if settings.children.mcp_servers.contains_key(server) {
+            b.problem()
+        } else {
+            Some(format!(
+                "no MCP server `{server}` is configured under `mcp_servers` (docs/browser-verification.md)"
+            ))
+        };
+        let in_config = file
+            .browser_verification
+            .as_ref()
+            .is_some_and(|f| !f.pages.is_empty());
+        match why_not {
+            Some(why) => {
+                // Asked for in the config: a warning; a plan's pages (Auto-Claude writes them
+                // for every UI change) without a browser set up: a note.
+                if in_config {
+                    tracing::warn!(
+                        "browser verification is not carried out: {why}; its pages are told to the reviewer"
+                    );
+                } else {
+                    tracing::info!("the plan's browser pages are told to the reviewer: {why}");
+                }
+                if in_config {
+                    browser_lines = b
+                        .pages
+                        .iter()
+                        .enumerate()
+                        .map(|(i, p)| {
+                            strategy::Sourced::new(
+                                format!("Browser page {}: {}", p.url, p.checks.join(", ")),
+                                format!("{config_name}: browser_verification.pages[{i}]"),
+                            )
+                        })
+                        .collect();
+                }
+            }
+            None => {
+                // Free-text checks: criteria of a required page, checks of an advisory one.
+                for (i, p) in b.pages.iter().enumerate() {
+                    let url = b.page_url(&p.url).unwrap_or_else(|_| p.url.clone());
+                    for c in p
+                        .checks
+                        .iter()
+                        .filter(|c| !crate::browser::is_builtin_check(c))
+                    {
+                        let item = strategy::Sourced::new(
+                            format!("In the browser, {url}: {}", c.trim()),
+                            format!(
+                                "{}browser_verification.pages[{i}]",
+                                if in_config {
+                                    format!("{config_name}: ")
+                                } else {
+                                    String::new()
+                                }
+                            ),
+                        );
+                        if b.required == Some(true) {
+                            browser_criteria.push(item);
+                        } else {
+                            browser_lines.push(item);
+                        }
+                    }
+                }
+                browser_lines.retain(|l| !l.text.starts_with("Browser page "));
+                merged.browser_verification = Some(b);
+            }
+        }
+    }
     let criteria = strategy::CriteriaLists {
         spec: spec_criteria,
         final_acceptance: plan.final_acceptance,
@@ -83,10 +161,8 @@ pub fn load_inputs_as(root: &Path, flags: &FlagLayer, trusted: bool) -> Result<I
                 strategy::Sourced::new(c, format!("{config_name}: acceptance_criteria[{i}]"))
             })
             .collect(),
-        plan: plan.criteria,
+        plan: plan.criteria.into_iter().chain(browser_criteria).collect(),
     };
-    // The config file wins where both set a field (SPEC §3.1); criteria are merged, not replaced.
-    let merged = file.strategy().or(plan.layer);
     let mut strategy = Strategy::resolve(&merged, criteria);
     // A subtask command a suite already runs is not run twice.
     strategy.checks = plan
@@ -100,6 +176,7 @@ pub fn load_inputs_as(root: &Path, flags: &FlagLayer, trusted: bool) -> Result<I
         })
         .collect();
     strategy.reviewer_checks = plan.reviewer_checks;
+    strategy.reviewer_checks.extend(browser_lines);
     if strategy.suites.iter().all(|s| s.commands.is_empty()) {
         // Tests that exist but are not configured mean this is not a no-test project.
         strategy.discovered = discover::discover(root);

@@ -65,6 +65,9 @@ pub struct PlanStrategy {
     pub checks: Vec<Check>,
     /// What the reviewer is asked to walk through.
     pub reviewer_checks: Vec<Sourced>,
+    /// `browser_verification.pages` as lines for the reviewer, for when no MCP server can
+    /// drive a browser (the pages themselves are in `layer.browser_verification`).
+    pub browser_checks: Vec<Sourced>,
 }
 
 /// Reads a plan (`path` names it in errors, warnings and origins).
@@ -421,7 +424,8 @@ impl Reader<'_> {
         Ok(())
     }
 
-    /// `browser_verification: {required, pages: [{url, checks}]}`: told to the reviewer.
+    /// `browser_verification: {required, pages: [{url, checks}]}`: verified in a browser when
+    /// an MCP server can drive one, else told to the reviewer.
     fn browser(&self, b: &Value, keys: &[&str], out: &mut PlanStrategy) -> Result<(), InputError> {
         let obj = self.object(b, keys)?;
         self.warn_unknown(obj, keys, &["required", "pages"]);
@@ -454,7 +458,18 @@ impl Reader<'_> {
                 k.push("pages");
                 return Err(self.error(&k, format!("[{i}] has no `url`")));
             }
-            out.reviewer_checks.push(Sourced::new(
+            let layer = out
+                .layer
+                .browser_verification
+                .get_or_insert_with(Default::default);
+            layer.required = Some(layer.required.unwrap_or(false) || required);
+            if !layer.pages.iter().any(|p| p.url == url) {
+                layer.pages.push(super::file::BrowserPage {
+                    url: url.clone(),
+                    checks: checks.clone(),
+                });
+            }
+            out.browser_checks.push(Sourced::new(
                 format!(
                     "Browser page {url}{}{}",
                     if checks.is_empty() {
@@ -778,7 +793,6 @@ mod tests {
             [
                 "Check the services work together: backend, worker",
                 "Walk through the flow `user-login`",
-                "Browser page http://localhost:3000/: renders, no-console-errors (required by the plan)",
                 "subtask-1-2 (Endpoints): POST http://localhost:5000/api/x answers 201",
                 "subtask-1-4 (Dashboard): in the browser: http://localhost:3000/d: renders",
                 "subtask-1-5 (Flow): end to end: a → b",

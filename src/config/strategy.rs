@@ -154,6 +154,10 @@ pub struct Strategy {
     pub parallel: bool,
     #[serde(skip)]
     pub conversations: Option<ConversationsConfig>,
+    /// Pages verified in a headless browser (SPEC §12); `None` without pages or without the
+    /// MCP server that drives the browser (the pages are then told to the reviewer).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub browser: Option<super::file::BrowserVerificationConfig>,
     /// No test commands anywhere: QA validates by inspection (SPEC §3.1).
     pub no_test_project: bool,
     /// `critical` risk: a human must sign off before approval.
@@ -210,7 +214,11 @@ impl Strategy {
             && layer
                 .conversations
                 .as_ref()
-                .is_none_or(|c| c.scenarios.is_empty());
+                .is_none_or(|c| c.scenarios.is_empty())
+            && layer
+                .browser_verification
+                .as_ref()
+                .is_none_or(|b| b.pages.is_empty());
         let criteria = merge_criteria([
             (CriterionSource::Spec, criteria.spec),
             (CriterionSource::Plan, criteria.final_acceptance),
@@ -222,6 +230,10 @@ impl Strategy {
             suites,
             parallel: layer.parallel.unwrap_or(false),
             conversations: layer.conversations.clone(),
+            browser: layer
+                .browser_verification
+                .clone()
+                .filter(|b| !b.pages.is_empty()),
             no_test_project,
             human_signoff_required: risk == RiskLevel::Critical,
             criteria,

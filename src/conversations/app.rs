@@ -69,6 +69,51 @@ impl<'a> App<'a> {
         }
     }
 
+    /// Starts `command` in `cwd` on a task of its own, so its output keeps being drained while
+    /// nobody waits on it (browser verification leaves the app running for the reviewer).
+    /// Dropping the app stops it.
+    pub fn spawn(
+        launcher: &Launcher,
+        command: String,
+        cwd: PathBuf,
+        log: Option<PathBuf>,
+    ) -> App<'static> {
+        let stop = launcher.cancel().child();
+        let launcher = launcher.with_cancel(stop.clone());
+        tracing::info!(%command, "starting the app under test");
+        let shown = command.clone();
+        let task = tokio::spawn(async move {
+            launcher
+                .run(Job {
+                    command: &command,
+                    cwd: &cwd,
+                    timeout: APP_LIFETIME,
+                    head: 2 * 1024,
+                    tail: 4 * 1024,
+                    log,
+                })
+                .await
+        });
+        let running = async move {
+            task.await.unwrap_or_else(|e| Finished {
+                outcome: crate::model::CommandOutcome::CouldNotStart {
+                    error: format!("its task ended: {e}"),
+                },
+                output: String::new(),
+                failure_lines: Vec::new(),
+                duration: Duration::ZERO,
+                bytes: 0,
+                log: None,
+            })
+        };
+        App {
+            command: shown,
+            running: Some(Box::pin(running)),
+            exited: None,
+            stop: Some(stop),
+        }
+    }
+
     /// Why the app is gone, if it exited.
     pub fn exit(&self) -> Option<String> {
         self.exited.as_ref().map(|f| {
@@ -122,9 +167,18 @@ impl<'a> App<'a> {
     /// Stops the app: SIGTERM to its group, a grace period, SIGKILL.
     pub async fn stop(mut self) {
         if let (Some(stop), Some(running)) = (self.stop.take(), self.running.take()) {
-            stop.cancel("the end of the conversation scenarios");
+            stop.cancel("the end of its checks");
             let finished = running.await;
             tracing::info!(outcome = %finished.outcome.describe(), "the app under test was stopped");
+        }
+    }
+}
+
+impl Drop for App<'_> {
+    /// An app dropped without [`App::stop`] is told to stop (its launcher ends its group).
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            stop.cancel("qa-loop no longer needs it");
         }
     }
 }

@@ -9,6 +9,10 @@ use crate::model::{Issue, Verdict, VerificationReport};
 #[allow(async_fn_in_trait)]
 pub trait Verifier {
     async fn verify(&mut self) -> VerificationReport;
+
+    /// Stops what a pass left running for the review (the browser-verification app): called
+    /// before a fix and at the end.
+    async fn release(&mut self) {}
 }
 
 /// Reviews the current state (the engine gives the history and the latest verification).
@@ -57,6 +61,9 @@ pub async fn drive(
 ) -> Outcome {
     let mut queue: std::collections::VecDeque<Effect> = engine.step(Event::Started).into();
     while let Some(effect) = queue.pop_front() {
+        if matches!(effect, Effect::Fix { .. }) {
+            verifier.release().await;
+        }
         let event = match effect {
             Effect::Verify | Effect::Review { .. } | Effect::Fix { .. }
                 if cancel.reason().is_some() =>
@@ -101,6 +108,7 @@ pub async fn drive(
                 continue;
             }
             Effect::Finish(outcome) => {
+                verifier.release().await;
                 reporter.finish(engine, &outcome).await;
                 return outcome;
             }

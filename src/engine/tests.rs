@@ -39,6 +39,7 @@ fn gates(pass: bool) -> VerificationReport {
         commands: vec![],
         tests: vec![],
         conversations: vec![],
+        browser: vec![],
     }
 }
 

@@ -29,6 +29,10 @@ struct Call {
     tool_calls: Vec<ToolCall>,
     #[serde(default)]
     usage: Usage,
+    /// Texts the tool results this call answers must contain (checks that a tool really
+    /// answered, e.g. an MCP server's result); a missing one is an error naming it.
+    #[serde(default)]
+    expect_tool_results: Vec<String>,
 }
 
 /// Replays a session's calls in order, checking each is asked by the expected agent.
@@ -72,6 +76,28 @@ impl ReplayProvider {
                 call.role.as_str(),
                 request.role.as_str()
             )));
+        }
+        if !call.expect_tool_results.is_empty() {
+            // The results of the last turn: the request's final message.
+            let results: Vec<&str> = request
+                .messages
+                .last()
+                .into_iter()
+                .flat_map(|m| &m.content)
+                .filter_map(|c| match c {
+                    super::types::Content::ToolResult { content, .. } => Some(content.as_str()),
+                    _ => None,
+                })
+                .collect();
+            for want in &call.expect_tool_results {
+                if !results.iter().any(|r| r.contains(want.as_str())) {
+                    return Err(ProviderError::Fatal(format!(
+                        "replay session call {}: no tool result contains `{want}`; the results were:\n{}",
+                        index + 1,
+                        crate::text::clip(&results.join("\n---\n"), 2000)
+                    )));
+                }
+            }
         }
         *next += 1;
         Ok(Response {

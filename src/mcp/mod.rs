@@ -205,19 +205,40 @@ impl Hub {
             return failure(format!("no MCP tool `{name}`"));
         };
         server.calls.fetch_add(1, Ordering::Relaxed);
-        let result = self.call_on(server, tool, arguments).await;
+        let result = self.call_on(server, &tool.name, arguments).await;
         if result.is_error {
             server.failed_calls.fetch_add(1, Ordering::Relaxed);
         }
         result
     }
 
-    async fn call_on(
-        &self,
-        server: &Server,
-        tool: &rmcp::model::Tool,
-        arguments: &Value,
-    ) -> CallResult {
+    /// Calls `tool` of `server` for qa-loop itself (browser verification): the agents'
+    /// allow-list does not apply.
+    pub async fn call_tool(&self, server: &str, tool: &str, arguments: &Value) -> CallResult {
+        let Some(s) = self.servers.iter().find(|s| s.name == server) else {
+            return failure(format!("no MCP server `{server}` is configured"));
+        };
+        s.calls.fetch_add(1, Ordering::Relaxed);
+        let result = self.call_on(s, tool, arguments).await;
+        if result.is_error {
+            s.failed_calls.fetch_add(1, Ordering::Relaxed);
+        }
+        result
+    }
+
+    /// Why `server` cannot be used, if it cannot.
+    pub fn unavailable(&self, server: &str) -> Option<String> {
+        match self.status().into_iter().find(|s| s.name == server) {
+            None => Some(format!("no MCP server `{server}` is configured")),
+            Some(s) if s.state == "running" => None,
+            Some(s) => Some(format!(
+                "the MCP server `{server}` is not running ({})",
+                s.state
+            )),
+        }
+    }
+
+    async fn call_on(&self, server: &Server, tool: &str, arguments: &Value) -> CallResult {
         let client = match &server.state {
             State::Running(c) if !c.is_closed() && !server.exited.load(Ordering::Relaxed) => c,
             State::Running(_) => {
@@ -249,7 +270,7 @@ impl Hub {
             },
             _ => return failure("the arguments must be a JSON object".into()),
         };
-        let mut params = rmcp::model::CallToolRequestParams::new(tool.name.clone());
+        let mut params = rmcp::model::CallToolRequestParams::new(tool.to_string());
         if let Some(a) = args {
             params = params.with_arguments(a);
         }

@@ -2,11 +2,13 @@
 //!
 //! Every other module speaks these types; none of them does I/O.
 
+mod browser;
 mod conversation;
 mod issue;
 mod verdict;
 mod verification;
 
+pub use browser::{PageCheck, PageResult};
 pub use conversation::{JudgeVerdict, ScenarioOutcome, ScenarioResult, Turn};
 pub use issue::{Issue, IssueType, Severity};
 pub use verdict::{CriterionResult, ReviewStatus, Verdict};

@@ -276,6 +276,9 @@ pub struct VerificationReport {
     /// Conversation scenarios run against the project's chat agent (SPEC §8).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conversations: Vec<super::ScenarioResult>,
+    /// Pages verified in a headless browser (SPEC §12).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub browser: Vec<super::PageResult>,
 }
 
 impl VerificationReport {

@@ -23,6 +23,51 @@ fn issues_table(out: &mut String, issues: &[Issue]) {
     }
 }
 
+/// Each page of browser verification: its checks, console errors and screenshot (a file of the
+/// out dir — in the report artifact on GitHub, never inlined).
+fn browser_section(out: &mut String, pages: &[crate::model::PageResult]) {
+    if pages.is_empty() {
+        return;
+    }
+    out.push_str(
+        "## Browser verification
+
+| page | result | checks | console errors | screenshot |
+|---|---|---|---|---|
+",
+    );
+    for p in pages {
+        let checks: Vec<String> = p
+            .checks
+            .iter()
+            .map(|c| {
+                let mark = match c.passed {
+                    Some(true) => "✅",
+                    Some(false) => "❌",
+                    None => "🔎",
+                };
+                format!("{mark} {}", c.check)
+            })
+            .collect();
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} |\n",
+            cell(&p.url),
+            if p.passed { "✅ passed" } else { "❌ failed" },
+            cell(&checks.join("; ")),
+            match p.console_errors.first() {
+                Some(first) => cell(&format!(
+                    "{} — {}",
+                    p.console_errors.len(),
+                    crate::text::clip(first, 120)
+                )),
+                None => "0".into(),
+            },
+            p.screenshot.as_deref().map(code).unwrap_or_default()
+        ));
+    }
+    out.push_str("\n🔎 = judged by the reviewer from the page snapshot and screenshot.\n\n");
+}
+
 /// Characters of a message shown in a conversation table cell.
 const TURN_CELL: usize = 300;
 
@@ -202,6 +247,7 @@ pub fn report(r: &RunReport<'_>) -> String {
             }
         }
         conversations_section(&mut out, &latest.verification.conversations);
+        browser_section(&mut out, &latest.verification.browser);
         let patterns: Vec<_> = latest
             .verification
             .gates

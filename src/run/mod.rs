@@ -101,7 +101,7 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
     let omitted = RefCell::new(Vec::new());
     let mut reviewer = reviewer(ctx, &shared, &omitted);
     let mut fixer = fixer(ctx, &shared, &launcher);
-    let mut verifier = verifier(ctx, provider.as_ref(), &meter, &launcher);
+    let mut verifier = verifier(ctx, provider.as_ref(), &meter, &launcher, &mcp);
     let mut sinks = Sinks::default();
     sinks.add(sinks::log::Log);
     if settings.output.failure_analysis {
@@ -245,6 +245,7 @@ fn verifier<'a>(
     provider: &'a dyn crate::llm::Provider,
     meter: &'a RefCell<Meter>,
     launcher: &Launcher,
+    mcp: &std::sync::Arc<crate::mcp::Hub>,
 ) -> RepoVerifier<'a> {
     let settings = &ctx.inputs.settings;
     let strategy = &ctx.inputs.strategy;
@@ -269,7 +270,18 @@ fn verifier<'a>(
                     meter,
                 },
                 launcher: launcher.clone(),
+                root: root.clone(),
+            }),
+        browser: strategy
+            .browser
+            .clone()
+            .map(|config| crate::browser::BrowserVerification {
+                config,
+                hub: mcp.clone(),
+                launcher: launcher.clone(),
                 root,
+                out_dir: settings.paths.out_dir.join("browser"),
+                app: None,
             }),
         log_dir: settings.paths.out_dir.join(files::LOGS_DIR),
         groups: ctx.groups,

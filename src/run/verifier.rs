@@ -11,6 +11,8 @@ use crate::model::VerificationReport;
 pub struct RepoVerifier<'a> {
     pub verifier: crate::verify::Verifier,
     pub conversations: Option<crate::conversations::Conversations<'a>>,
+    /// Pages verified in a headless browser (SPEC §12).
+    pub browser: Option<crate::browser::BrowserVerification>,
     pub log_dir: PathBuf,
     /// `::group::` per phase in GitHub Actions.
     pub groups: bool,
@@ -48,6 +50,22 @@ impl Verifier for RepoVerifier<'_> {
             report.gates.extend(gates);
             report.conversations = done.results;
         }
+        if let Some(b) = &mut self.browser {
+            let _group = Group::start(
+                self.groups,
+                &format!("qa-loop: browser verification (pass {})", self.passes),
+            );
+            let log = crate::browser::log_path(&self.log_dir, self.passes);
+            let done = b.run(self.passes, Some(log)).await;
+            report.gates.extend(done.gates);
+            report.browser = done.pages;
+        }
         report
+    }
+
+    async fn release(&mut self) {
+        if let Some(b) = &mut self.browser {
+            b.release().await;
+        }
     }
 }

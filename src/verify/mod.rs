@@ -980,6 +980,7 @@ mod tests {
             suites,
             parallel,
             conversations: None,
+            browser: None,
             no_test_project: false,
             human_signoff_required: false,
             criteria: vec![],
