@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Validates the model request bodies a fix-mode run sent (recorded by
-`cargo test --test providers request_bodies_…` into target/tmp/) against the providers' own
+`cargo test --test providers request_bodies_…` into target/tmp/, and the tool-image bodies of
+`tool_images_go_on_every_wire`, recorded when `QA_LOOP_RECORD_IMAGE_REQUESTS` names that directory) against the providers' own
 published artefacts: OpenAI's OpenAPI description (the trimmed CreateChatCompletionRequest and CreateResponse
 schemas in tests/fixtures/openai/) and the `anthropic` SDK's request types (PyPI; its `Iterable` fields
 are consumed so that pydantic validates every item).
@@ -26,6 +27,15 @@ def force(value):
         return value
 
 
+def load(tmp: pathlib.Path, wire: str) -> list:
+    """The recorded bodies of one wire: the fix-mode run's, then the tool-image request's."""
+    bodies = json.loads((tmp / f"requests-{wire}.json").read_text())
+    images = tmp / f"image-requests-{wire}.json"
+    if not images.exists():
+        sys.exit(f"{images} is missing: run the tests with QA_LOOP_RECORD_IMAGE_REQUESTS={tmp}")
+    return bodies + json.loads(images.read_text())
+
+
 def main() -> int:
     tmp = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "target" / "tmp"
     failures = 0
@@ -36,7 +46,7 @@ def main() -> int:
         (ROOT / "tests/fixtures/openai/create-chat-completion-request.schema.json").read_text()
     )
     validator = jsonschema.Draft202012Validator(schema)
-    openai = json.loads((tmp / "requests-openai.json").read_text())
+    openai = load(tmp, "openai")
     for i, body in enumerate(openai):
         for error in validator.iter_errors(body):
             failures += 1
@@ -44,8 +54,13 @@ def main() -> int:
     print(f"openai: {len(openai)} request bodies checked against OpenAI's OpenAPI description")
 
     schema = json.loads((ROOT / "tests/fixtures/openai/create-response.schema.json").read_text())
+    # The description's `InputItem` is a `oneOf` whose branches `EasyInputMessage` and `Item`
+    # (`InputMessage`) both match every message with a content list — the shape of OpenAI's own
+    # image-input example — so a strict `oneOf` rejects valid input: read it as `anyOf`.
+    item = schema["$defs"]["InputItem"]
+    item["anyOf"] = item.pop("oneOf")
     validator = jsonschema.Draft202012Validator(schema)
-    responses = json.loads((tmp / "requests-responses.json").read_text())
+    responses = load(tmp, "responses")
     for i, body in enumerate(responses):
         for error in validator.iter_errors(body):
             failures += 1
@@ -64,7 +79,7 @@ def main() -> int:
         kind: TypeAdapter(kind)
         for kind in (MessageCreateParamsStreaming, MessageCreateParamsNonStreaming)
     }
-    bodies = json.loads((tmp / "requests-anthropic.json").read_text())
+    bodies = load(tmp, "anthropic")
     for i, body in enumerate(bodies):
         kind = MessageCreateParamsStreaming if body.get("stream") else MessageCreateParamsNonStreaming
         # pydantic ignores keys a TypedDict does not declare: a misspelt parameter is caught here.

@@ -157,14 +157,20 @@ fn pages_are_verified_in_a_real_headless_browser_and_the_reviewer_drives_it() {
     });
     let index = format!("{base}/index.html");
     let session = json!({"calls": [
-        {"role": "reviewer", "tool_calls": [{"id": "n", "name": "mcp__playwright__browser_navigate",
+        // The task comes with the screenshot of the page whose free-text check it judges.
+        {"role": "reviewer", "expect_images": 1,
+         "tool_calls": [{"id": "n", "name": "mcp__playwright__browser_navigate",
             "arguments": {"url": index}}]},
         {"role": "reviewer", "expect_tool_results": ["Page Title: Home"],
          "tool_calls": [{"id": "c", "name": "mcp__playwright__browser_click",
             "arguments": {"element": "Save button", "target": "button"}}]},
         {"role": "reviewer", "tool_calls": [{"id": "s", "name": "mcp__playwright__browser_snapshot",
             "arguments": {}}]},
-        {"role": "reviewer", "expect_tool_results": ["Saved at last"],
+        {"role": "reviewer", "expect_tool_results": ["Saved at last"], "expect_images": 0,
+         "tool_calls": [{"id": "p", "name": "mcp__playwright__browser_take_screenshot",
+            "arguments": {"type": "png", "scale": "css"}}]},
+        // The screenshot reaches the model as an image, and its file is in the out dir.
+        {"role": "reviewer", "expect_tool_results": [".qa-loop/mcp/playwright-"], "expect_images": 1,
          "tool_calls": [verdict(json!([{"criterion": format!("In the browser, {index}: a Save button is shown"), "met": true,
             "evidence": "the snapshot shows it"}]))]}
     ]});
@@ -232,8 +238,8 @@ fn pages_are_verified_in_a_real_headless_browser_and_the_reviewer_drives_it() {
     let servers = r["mcp_servers"].as_array().unwrap();
     assert_eq!(servers[0]["name"], "playwright");
     // Six calls per page (navigate, evaluate, console, network, screenshot, snapshot), one
-    // fewer for the page that did not load, and the reviewer's three.
-    assert_eq!(servers[0]["calls"], 6 + 6 + 5 + 3, "{servers:#?}");
+    // fewer for the page that did not load, and the reviewer's four.
+    assert_eq!(servers[0]["calls"], 6 + 6 + 5 + 4, "{servers:#?}");
 
     // Each page is a JUnit testcase.
     let junit = std::fs::read_to_string(d.join(".qa-loop/qa-loop-junit.xml")).unwrap();

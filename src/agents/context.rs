@@ -35,6 +35,8 @@ fn messages_bytes(messages: &[Message]) -> usize {
                 thinking, redacted, ..
             } => thinking.len() + redacted.as_ref().map_or(0, String::len),
             Content::Reasoning(item) => item.to_string().len(),
+            // An image costs its tokens (about four bytes of text each), not its bytes.
+            Content::Image { tokens, .. } => *tokens as usize * 4,
         })
         .sum()
 }
@@ -42,6 +44,10 @@ fn messages_bytes(messages: &[Message]) -> usize {
 /// Elides the oldest tool results of `request` when it passes [`FILL`] of `window` tokens, down
 /// to [`TARGET`]. The first message (the task) and the newest message are never touched.
 /// Returns how many results were elided; the request may still be too large when the task
+/// What an older image becomes when the context window is fitted.
+const ELIDED_IMAGE: &str =
+    "[an image of an earlier tool result, left out to fit the context window]";
+
 /// itself is.
 pub fn fit(request: &mut Request, window: u64) -> usize {
     if (estimate(request) as f64) <= window as f64 * FILL {
@@ -61,6 +67,10 @@ pub fn fit(request: &mut Request, window: u64) -> usize {
             {
                 bytes -= (content.len() - ELIDED.len()) as u64;
                 *content = ELIDED.to_string();
+                elided += 1;
+            } else if let Content::Image { tokens, .. } = c {
+                bytes -= (*tokens * 4).min(bytes);
+                *c = Content::Text(ELIDED_IMAGE.to_string());
                 elided += 1;
             }
         }

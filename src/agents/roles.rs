@@ -111,6 +111,9 @@ impl Reviewer for AgentReviewer<'_> {
                 self.conversation = vec![crate::llm::Message::user(task)];
             }
         }
+        if let Some(last) = self.conversation.last_mut() {
+            last.content.extend(page_images(root, brief.verification));
+        }
         let agent = Agent {
             provider: self.shared.provider,
             role: AgentRole::Reviewer,
@@ -264,4 +267,48 @@ impl AgentFixer<'_> {
             ))
         }
     }
+}
+
+/// Pages whose screenshots go with the review: those with free-text checks for the reviewer.
+const PAGE_IMAGES: usize = 4;
+
+/// The screenshots of the pages whose free-text checks the reviewer judges (browser
+/// verification), downscaled, after a line naming them.
+fn page_images(root: &std::path::Path, v: &VerificationReport) -> Vec<crate::llm::Content> {
+    let mut named = Vec::new();
+    let mut images = Vec::new();
+    for page in v
+        .browser
+        .iter()
+        .filter(|p| p.checks.iter().any(|c| c.passed.is_none()))
+        .take(PAGE_IMAGES)
+    {
+        let Some(shot) = &page.screenshot else {
+            continue;
+        };
+        match std::fs::read(root.join(shot))
+            .map_err(|e| e.to_string())
+            .and_then(|b| crate::mcp::for_model(&b))
+        {
+            Ok(i) => {
+                named.push(page.url.clone());
+                images.push(crate::llm::Content::Image {
+                    media_type: i.media_type,
+                    data: i.data,
+                    tokens: i.tokens,
+                    call_id: None,
+                });
+            }
+            Err(e) => tracing::warn!("the screenshot {shot} is not shown to the reviewer: {e}"),
+        }
+    }
+    if images.is_empty() {
+        return images;
+    }
+    let mut out = vec![crate::llm::Content::Text(format!(
+        "Screenshots of the pages whose browser checks you judge, in order: {}",
+        named.join(", ")
+    ))];
+    out.extend(images);
+    out
 }

@@ -179,6 +179,7 @@ impl Agent<'_> {
             }
 
             let mut results = Vec::new();
+            let mut images = Vec::new();
             let mut ended = None;
             let mut nth = 0;
             let mut refused = 0;
@@ -216,12 +217,20 @@ impl Agent<'_> {
                     Some(TurnEnd::Finish(summary)) => ended = Some(AgentEnd::Finished(summary)),
                     None => {}
                 }
+                images.extend(out.images.into_iter().map(|i| Content::Image {
+                    media_type: i.media_type,
+                    data: i.data,
+                    tokens: i.tokens,
+                    call_id: Some(call.id.clone()),
+                }));
                 results.push(Content::ToolResult {
                     call_id: call.id.clone(),
                     content: out.content,
                     is_error: out.is_error,
                 });
             }
+            // Images after every result: providers want the results first.
+            results.append(&mut images);
             if refused > 0 {
                 tracing::warn!(
                     agent = self.role.as_str(),

@@ -262,6 +262,11 @@ fn block(content: &Content) -> Option<Value> {
             }
             b
         }
+        Content::Image {
+            media_type, data, ..
+        } => {
+            json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
+        }
         Content::Thinking {
             redacted: Some(data),
             ..

@@ -263,6 +263,7 @@ pub fn request_body(request: &Request, model: &str) -> Value {
             Speaker::User => {
                 // Tool results first (they must follow the assistant's calls), then any text.
                 let mut text = Vec::new();
+                let mut images = Vec::new();
                 for c in &m.content {
                     match c {
                         Content::ToolResult {
@@ -275,11 +276,24 @@ pub fn request_body(request: &Request, model: &str) -> Value {
                             "content": tool_output(content, *is_error),
                         })),
                         Content::Text(t) => text.push(t.as_str()),
+                        // A tool message holds text only: images go in a user message after it.
+                        Content::Image {
+                            media_type, data, ..
+                        } => images.push(json!({"type": "image_url", "image_url": {
+                            "url": format!("data:{media_type};base64,{data}")}})),
                         Content::ToolCall(_) | Content::Thinking { .. } | Content::Reasoning(_) => {
                         }
                     }
                 }
-                if !text.is_empty() {
+                if !images.is_empty() {
+                    let mut parts = vec![json!({"type": "text", "text": if text.is_empty() {
+                        "The images the tools above returned:".to_string()
+                    } else {
+                        text.join("\n")
+                    }})];
+                    parts.extend(images);
+                    messages.push(json!({"role": "user", "content": parts}));
+                } else if !text.is_empty() {
                     messages.push(json!({"role": "user", "content": text.join("\n")}));
                 }
             }
@@ -412,6 +426,127 @@ pub fn parse_response(answer: &Value, model: &str) -> Result<Response, ProviderE
 
 #[cfg(test)]
 mod tests {
+
+    /// A tool's image (a screenshot) on each wire: an `image` block after the `tool_result` for
+    /// Anthropic; a user message with an `image_url` part after the `tool` message for Chat
+    /// Completions (a tool message holds text only); an `input_image` item for Responses.
+    #[test]
+    fn tool_images_go_on_every_wire() {
+        use crate::llm::types::{AgentRole, Content, Message, Request, Speaker, ToolCall};
+        let request = Request {
+            role: AgentRole::Reviewer,
+            model: None,
+            system: "s".into(),
+            messages: vec![
+                // A task with a page's screenshot.
+                Message {
+                    speaker: Speaker::User,
+                    content: vec![
+                        Content::Text("task".into()),
+                        Content::Image {
+                            media_type: "image/png".into(),
+                            data: "AAAA".into(),
+                            tokens: 1,
+                            call_id: None,
+                        },
+                    ],
+                },
+                Message {
+                    speaker: Speaker::Assistant,
+                    content: vec![Content::ToolCall(ToolCall {
+                        id: "c1".into(),
+                        name: "mcp__playwright__browser_take_screenshot".into(),
+                        arguments: serde_json::json!({}),
+                    })],
+                },
+                Message {
+                    speaker: Speaker::User,
+                    content: vec![
+                        Content::ToolResult {
+                            call_id: "c1".into(),
+                            content: "shot".into(),
+                            is_error: false,
+                        },
+                        Content::Image {
+                            media_type: "image/png".into(),
+                            data: "iVBORw0KGgo=".into(),
+                            tokens: 1,
+                            call_id: Some("c1".into()),
+                        },
+                    ],
+                },
+            ],
+            tools: vec![],
+        };
+        let chat = request_body(&request, "m");
+        let msgs = chat["messages"].as_array().unwrap();
+        let task = msgs.iter().find(|m| m["role"] == "user").unwrap();
+        assert_eq!(
+            task["content"][0],
+            serde_json::json!({"type": "text", "text": "task"})
+        );
+        assert_eq!(
+            task["content"][1]["image_url"]["url"],
+            "data:image/png;base64,AAAA"
+        );
+        let n = msgs.len();
+        assert_eq!(msgs[n - 2]["role"], "tool");
+        assert_eq!(msgs[n - 1]["role"], "user");
+        assert_eq!(
+            msgs[n - 1]["content"][1]["image_url"]["url"],
+            "data:image/png;base64,iVBORw0KGgo="
+        );
+        let anthropic = crate::llm::anthropic::request_body(&request, "m");
+        let last = anthropic["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(last["content"][0]["type"], "tool_result");
+        assert_eq!(last["content"][1]["type"], "image");
+        assert_eq!(last["content"][1]["source"]["media_type"], "image/png");
+        let first = &anthropic["messages"][0]["content"];
+        assert_eq!(
+            (first[0]["type"].as_str(), first[1]["type"].as_str()),
+            (Some("text"), Some("image"))
+        );
+        let responses = crate::llm::responses::request_body(&request, "m", None);
+        let input = responses["input"].as_array().unwrap();
+        assert_eq!(
+            input[0],
+            serde_json::json!({"role": "user", "content": "task"})
+        );
+        assert_eq!(
+            input[1]["content"][0]["image_url"],
+            "data:image/png;base64,AAAA"
+        );
+        let last = input.last().unwrap();
+        assert_eq!(last["type"], "function_call_output");
+        assert_eq!(
+            last["output"][0],
+            serde_json::json!({"type": "input_text", "text": "shot"})
+        );
+        assert_eq!(last["output"][1]["type"], "input_image");
+        // Recorded for scripts/validate-requests.py when asked (as the providers test does).
+        if let Some(dir) = std::env::var_os("QA_LOOP_RECORD_IMAGE_REQUESTS") {
+            let dir = std::path::PathBuf::from(dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            for (wire, body) in [
+                ("openai", &chat),
+                ("anthropic", &anthropic),
+                ("responses", &responses),
+            ] {
+                let list = serde_json::Value::Array(vec![body.clone()]);
+                std::fs::write(
+                    dir.join(format!("image-requests-{wire}.json")),
+                    list.to_string(),
+                )
+                .unwrap();
+            }
+        }
+    }
+
     use super::*;
     use crate::llm::types::{AgentRole, Message, ToolSpec};
 

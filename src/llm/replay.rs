@@ -33,6 +33,9 @@ struct Call {
     /// answered, e.g. an MCP server's result); a missing one is an error naming it.
     #[serde(default)]
     expect_tool_results: Vec<String>,
+    /// How many images the message this call answers must carry (screenshots).
+    #[serde(default)]
+    expect_images: Option<usize>,
 }
 
 /// Replays a session's calls in order, checking each is asked by the expected agent.
@@ -97,6 +100,21 @@ impl ReplayProvider {
                         crate::text::clip(&results.join("\n---\n"), 2000)
                     )));
                 }
+            }
+        }
+        if let Some(want) = call.expect_images {
+            let got = request
+                .messages
+                .last()
+                .into_iter()
+                .flat_map(|m| &m.content)
+                .filter(|c| matches!(c, super::types::Content::Image { .. }))
+                .count();
+            if got != want {
+                return Err(ProviderError::Fatal(format!(
+                    "replay session call {}: the message carries {got} image(s), the session expects {want}",
+                    index + 1
+                )));
             }
         }
         *next += 1;

@@ -43,6 +43,43 @@ pub fn request_body(request: &Request, model: &str, effort: Option<&str>) -> Val
                         Content::Text(t) if !t.trim().is_empty() => {
                             input.push(json!({"role": "user", "content": t}));
                         }
+                        Content::Image {
+                            media_type,
+                            data,
+                            call_id,
+                            ..
+                        } => {
+                            let image = json!({"type": "input_image", "detail": "auto",
+                                "image_url": format!("data:{media_type};base64,{data}")});
+                            // A tool's image goes with its result (`output` as a list).
+                            let result = call_id.as_ref().and_then(|id| {
+                                input.iter_mut().rev().find(|i| {
+                                    i["type"] == "function_call_output" && i["call_id"] == json!(id)
+                                })
+                            });
+                            match result {
+                                Some(out) => {
+                                    if let Some(text) = out["output"].as_str().map(str::to_string) {
+                                        out["output"] =
+                                            json!([{"type": "input_text", "text": text}]);
+                                    }
+                                    if let Some(parts) = out["output"].as_array_mut() {
+                                        parts.push(image);
+                                    }
+                                }
+                                // A task's screenshots: a user message of images.
+                                None => match input.last_mut() {
+                                    Some(last)
+                                        if last["role"] == "user" && last["content"].is_array() =>
+                                    {
+                                        if let Some(parts) = last["content"].as_array_mut() {
+                                            parts.push(image);
+                                        }
+                                    }
+                                    _ => input.push(json!({"role": "user", "content": [image]})),
+                                },
+                            }
+                        }
                         _ => {}
                     }
                 }

@@ -53,6 +53,15 @@ pub enum Content {
     },
     /// An OpenAI Responses reasoning item (with its `encrypted_content`), sent back unchanged.
     Reasoning(serde_json::Value),
+    /// An image a tool returned (a screenshot), downscaled, base64; sent after the tool results
+    /// of its turn. `tokens` is the estimate counted when the context window is fitted.
+    Image {
+        media_type: String,
+        data: String,
+        tokens: u64,
+        /// The tool call whose result it belongs to (none for a task's images).
+        call_id: Option<String>,
+    },
 }
 
 /// Who speaks.

@@ -72,6 +72,48 @@ pub struct CallResult {
     pub is_error: bool,
     /// Images the tool returned, written to the out dir (paths relative to the root).
     pub images: Vec<String>,
+    /// The same images for the model: downscaled, at most [`MODEL_IMAGES_PER_CALL`].
+    pub model_images: Vec<ModelImage>,
+}
+
+/// An image as the model gets it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelImage {
+    pub media_type: String,
+    /// Base64.
+    pub data: String,
+    /// Estimated input tokens (width × height / 750, Anthropic's rule; OpenAI's tiles cost
+    /// about the same at this size).
+    pub tokens: u64,
+}
+
+/// The longest side of an image sent to a model, in pixels.
+pub const MODEL_IMAGE_MAX_SIDE: u32 = 1024;
+/// Images of one tool result sent to the model; more are saved only.
+pub const MODEL_IMAGES_PER_CALL: usize = 2;
+
+/// Downscales an image so its longest side is at most [`MODEL_IMAGE_MAX_SIDE`], as PNG.
+pub fn for_model(bytes: &[u8]) -> Result<ModelImage, String> {
+    use base64::Engine as _;
+    let img =
+        image::load_from_memory(bytes).map_err(|e| format!("not an image qa-loop reads: {e}"))?;
+    let img = if img.width() > MODEL_IMAGE_MAX_SIDE || img.height() > MODEL_IMAGE_MAX_SIDE {
+        img.resize(
+            MODEL_IMAGE_MAX_SIDE,
+            MODEL_IMAGE_MAX_SIDE,
+            image::imageops::FilterType::Triangle,
+        )
+    } else {
+        img
+    };
+    let mut png = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut png, image::ImageFormat::Png)
+        .map_err(|e| format!("cannot encode the image: {e}"))?;
+    Ok(ModelImage {
+        media_type: "image/png".into(),
+        data: base64::engine::general_purpose::STANDARD.encode(png.into_inner()),
+        tokens: (u64::from(img.width()) * u64::from(img.height())).div_ceil(750),
+    })
 }
 
 /// The run's MCP servers.
@@ -307,6 +349,7 @@ impl Hub {
         let wire = serde_json::to_value(&result).unwrap_or(Value::Null);
         let mut text = String::new();
         let mut images = Vec::new();
+        let mut model_images = Vec::new();
         for block in wire
             .get("content")
             .and_then(Value::as_array)
@@ -332,12 +375,29 @@ impl Hub {
                         .get("mimeType")
                         .and_then(Value::as_str)
                         .unwrap_or("image/png");
-                    match self.save_image(&server.name, data, mime) {
+                    use base64::Engine as _;
+                    let bytes = match base64::engine::general_purpose::STANDARD.decode(data.trim())
+                    {
+                        Ok(b) => b,
+                        Err(e) => {
+                            text.push_str(&format!(
+                                "[an image could not be read: not base64: {e}]\n"
+                            ));
+                            continue;
+                        }
+                    };
+                    match self.save_image(&server.name, &bytes, mime) {
                         Ok(path) => {
                             text.push_str(&format!("[image saved to {path}]\n"));
                             images.push(path);
                         }
                         Err(e) => text.push_str(&format!("[an image could not be saved: {e}]\n")),
+                    }
+                    if model_images.len() < MODEL_IMAGES_PER_CALL {
+                        match for_model(&bytes) {
+                            Ok(m) => model_images.push(m),
+                            Err(e) => text.push_str(&format!("[the image is not shown: {e}]\n")),
+                        }
                     }
                 }
                 Some(other) => text.push_str(&format!("[{other} content left out]\n")),
@@ -356,14 +416,11 @@ impl Hub {
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
             images,
+            model_images,
         }
     }
 
-    fn save_image(&self, server: &str, data: &str, mime: &str) -> Result<String, String> {
-        use base64::Engine as _;
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(data.trim())
-            .map_err(|e| format!("not base64: {e}"))?;
+    fn save_image(&self, server: &str, bytes: &[u8], mime: &str) -> Result<String, String> {
         let ext = match mime {
             "image/jpeg" => "jpg",
             "image/gif" => "gif",
@@ -373,7 +430,7 @@ impl Hub {
         std::fs::create_dir_all(&self.artifacts).map_err(|e| e.to_string())?;
         let n = self.images.fetch_add(1, Ordering::Relaxed) + 1;
         let path = self.artifacts.join(format!("{server}-{n}.{ext}"));
-        crate::tools::write_atomic(&path, &bytes).map_err(|e| e.to_string())?;
+        crate::tools::write_atomic(&path, bytes).map_err(|e| e.to_string())?;
         Ok(path
             .strip_prefix(&self.root)
             .unwrap_or(&path)
@@ -420,6 +477,7 @@ fn failure(text: String) -> CallResult {
         text,
         is_error: true,
         images: Vec::new(),
+        model_images: Vec::new(),
     }
 }
 

@@ -76,6 +76,15 @@ async fn tools_are_listed_allow_listed_called_and_images_saved() {
     assert_eq!(echo.text, "as string");
     let img = hub.call("mcp__test__image", &json!({})).await;
     assert_eq!(img.images, [".qa-loop/mcp/test-1.png"]);
+    // The model gets the image too (a 1x1 pixel costs one token).
+    assert_eq!(img.model_images.len(), 1);
+    assert_eq!(
+        (
+            img.model_images[0].media_type.as_str(),
+            img.model_images[0].tokens
+        ),
+        ("image/png", 1)
+    );
     assert!(
         img.text
             .contains("[image saved to .qa-loop/mcp/test-1.png]"),
@@ -186,4 +195,31 @@ fn names_and_variables() {
     assert_eq!(expand("Bearer ${T}", &env), "Bearer tok");
     assert_eq!(expand("${MISSING}x", &env), "x");
     assert_eq!(expand("open ${T", &env), "open ${T");
+}
+
+#[test]
+fn images_for_the_model_are_downscaled_and_counted() {
+    use base64::Engine as _;
+    let big = image::RgbImage::from_pixel(2000, 1000, image::Rgb([200, 30, 30]));
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb8(big)
+        .write_to(&mut png, image::ImageFormat::Png)
+        .unwrap();
+    let m = for_model(png.get_ref()).unwrap();
+    let back = image::load_from_memory(
+        &base64::engine::general_purpose::STANDARD
+            .decode(&m.data)
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!((back.width(), back.height()), (1024, 512));
+    assert_eq!((m.media_type.as_str(), m.tokens), ("image/png", 700));
+    // A small image keeps its size; what is not an image is an error, not a panic.
+    let small = image::RgbImage::from_pixel(40, 30, image::Rgb([0, 0, 0]));
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb8(small)
+        .write_to(&mut png, image::ImageFormat::Png)
+        .unwrap();
+    assert_eq!(for_model(png.get_ref()).unwrap().tokens, 2);
+    assert!(for_model(b"<html>").unwrap_err().contains("not an image"));
 }

@@ -27,6 +27,8 @@ const MAX_COMMAND_TIMEOUT: u64 = 1800;
 pub struct ToolOutput {
     pub content: String,
     pub is_error: bool,
+    /// Images for the model (an MCP tool's screenshots, downscaled).
+    pub images: Box<[crate::mcp::ModelImage]>,
     /// `submit_verdict` / `finish` end the agent's turn.
     pub end: Option<TurnEnd>,
 }
@@ -41,6 +43,7 @@ pub enum TurnEnd {
 impl ToolOutput {
     fn ok(content: impl Into<String>) -> Self {
         ToolOutput {
+            images: Box::default(),
             content: truncate(content.into()),
             is_error: false,
             end: None,
@@ -48,6 +51,7 @@ impl ToolOutput {
     }
     fn err(content: impl Into<String>) -> Self {
         ToolOutput {
+            images: Box::default(),
             content: content.into(),
             is_error: true,
             end: None,
@@ -277,11 +281,13 @@ impl ToolBox {
             "write_file" => parse(&call.name, &call.arguments).map(|a| self.write_file(a)),
             "edit_file" => parse(&call.name, &call.arguments).map(|a| self.edit_file(a)),
             "submit_verdict" => Ok(ToolOutput {
+                images: Box::default(),
                 content: "verdict received".into(),
                 is_error: false,
                 end: Some(TurnEnd::Verdict(call.arguments.clone())),
             }),
             "finish" => parse::<FinishArgs>(&call.name, &call.arguments).map(|a| ToolOutput {
+                images: Box::default(),
                 content: "finished".into(),
                 is_error: false,
                 end: Some(TurnEnd::Finish(a.summary)),
@@ -290,6 +296,7 @@ impl ToolBox {
                 Some(hub) => {
                     let r = hub.call(name, &call.arguments).await;
                     Ok(ToolOutput {
+                        images: r.model_images.into_boxed_slice(),
                         content: truncate(r.text),
                         is_error: r.is_error,
                         end: None,
@@ -448,6 +455,7 @@ impl ToolBox {
             .await;
         let content = format!("[{}]\n{}", done.outcome.describe(), done.output);
         ToolOutput {
+            images: Box::default(),
             content,
             is_error: !done.outcome.passed(),
             end: None,
