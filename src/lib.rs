@@ -18,6 +18,7 @@ pub mod github;
 pub mod llm;
 pub mod mcp;
 pub mod model;
+pub mod notify;
 pub mod report;
 pub mod retry;
 pub mod run;

@@ -200,6 +200,7 @@ mod tests {
             draft: false,
             body: String::new(),
             author: "someone".into(),
+            title: "A change".into(),
         }
     }
 

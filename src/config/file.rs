@@ -792,6 +792,9 @@ pub struct ConfigFile {
     /// started in an untrusted run when this file is part of the checkout.
     #[serde(default, deserialize_with = "de_mcp_servers")]
     pub mcp_servers: Option<std::collections::BTreeMap<String, McpServerConfig>>,
+    /// Where run events are sent: Linear, Slack, Telegram, a webhook (docs/notifications.md).
+    #[serde(default, deserialize_with = "de_notify")]
+    pub notify: Option<NotifyConfig>,
     /// Deprecated (read, with a warning): the earlier form of `models:` — prices and context
     /// windows only.
     #[serde(default)]
@@ -871,7 +874,7 @@ pub struct McpServerConfig {
     /// The tools the agents get (names as the server lists them); default all.
     #[serde(default)]
     pub tools: Option<Vec<String>>,
-    /// The agents that get the tools (default: the reviewer).
+    /// The agents that get the tools: `reviewer`, `fixer`, `judge` (default: the reviewer).
     #[serde(default)]
     pub agents: Option<Vec<McpAgent>>,
     /// How long the server may take to start and answer `initialize` (default 60s).
@@ -888,6 +891,8 @@ pub struct McpServerConfig {
 pub enum McpAgent {
     Reviewer,
     Fixer,
+    /// The conversation scenarios' judge (it may look at the app while it judges).
+    Judge,
 }
 
 impl McpServerConfig {
@@ -1028,4 +1033,231 @@ fn de_score<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Error> {
         ))),
         v => Ok(v.map(|n| n as u8)),
     }
+}
+
+/// A run event a notification can be sent for (SPEC §11).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, JsonSchema, serde::Serialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum NotifyEvent {
+    Started,
+    Rejected,
+    Approved,
+    MaxIterations,
+    Escalated,
+    Error,
+}
+
+impl NotifyEvent {
+    pub const ALL: [NotifyEvent; 6] = [
+        NotifyEvent::Started,
+        NotifyEvent::Rejected,
+        NotifyEvent::Approved,
+        NotifyEvent::MaxIterations,
+        NotifyEvent::Escalated,
+        NotifyEvent::Error,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NotifyEvent::Started => "started",
+            NotifyEvent::Rejected => "rejected",
+            NotifyEvent::Approved => "approved",
+            NotifyEvent::MaxIterations => "max_iterations",
+            NotifyEvent::Escalated => "escalated",
+            NotifyEvent::Error => "error",
+        }
+    }
+}
+
+/// `notify:` (SPEC §11): secrets are named, never written (`*_env` keys name variables).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NotifyConfig {
+    /// The events sent (default: all).
+    #[serde(default)]
+    pub events: Option<Vec<NotifyEvent>>,
+    #[serde(default)]
+    pub linear: Option<LinearNotify>,
+    #[serde(default)]
+    pub slack: Option<SlackNotify>,
+    #[serde(default)]
+    pub telegram: Option<TelegramNotify>,
+    #[serde(default)]
+    pub webhook: Option<WebhookNotify>,
+}
+
+/// A comment on the Linear issue of the change for each event.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinearNotify {
+    /// The variable holding the API key (sent as `Authorization: <key>`, without `Bearer`).
+    pub api_key_env: String,
+    /// The issue (`ENG-123`); default: found in the branch name, the PR title or body, or the
+    /// plan's `linear_issue`.
+    #[serde(default)]
+    pub issue: Option<String>,
+    /// The GraphQL endpoint (default `https://api.linear.app/graphql`).
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Workflow states (by name) the issue moves to on these events, e.g.
+    /// `{approved: Done, escalated: Blocked}`.
+    #[serde(default)]
+    pub states: std::collections::BTreeMap<NotifyEvent, String>,
+}
+
+/// A Slack message per event (incoming webhook), or one message per run with thread replies
+/// (a bot token and a channel).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SlackNotify {
+    /// The variable holding the incoming-webhook URL.
+    #[serde(default)]
+    pub webhook_url_env: Option<String>,
+    /// The variable holding a bot token (`chat:write`): one message per run, events as replies.
+    #[serde(default)]
+    pub bot_token_env: Option<String>,
+    /// The channel for the bot token (`C0123…` or `#name`).
+    #[serde(default)]
+    pub channel: Option<String>,
+    /// The Web API base (default `https://slack.com/api`).
+    #[serde(default)]
+    pub api_url: Option<String>,
+}
+
+/// A Telegram message per event (`sendMessage`, HTML).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TelegramNotify {
+    /// The variable holding the bot token.
+    pub bot_token_env: String,
+    /// The chat (`-100123…`, or `@channel`).
+    pub chat_id: String,
+    /// The Bot API base (default `https://api.telegram.org`).
+    #[serde(default)]
+    pub api_url: Option<String>,
+}
+
+/// A JSON POST per event, signed: `X-QA-Loop-Signature: sha256=<hex HMAC-SHA256 of the body>`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookNotify {
+    pub url: String,
+    /// The variable holding the signing secret (without it the body is sent unsigned).
+    #[serde(default)]
+    pub secret_env: Option<String>,
+}
+
+impl NotifyConfig {
+    /// The variables the targets read their secrets from.
+    pub fn secret_vars(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(l) = &self.linear {
+            out.push(l.api_key_env.clone());
+        }
+        if let Some(s) = &self.slack {
+            out.extend(s.webhook_url_env.clone());
+            out.extend(s.bot_token_env.clone());
+        }
+        if let Some(t) = &self.telegram {
+            out.push(t.bot_token_env.clone());
+        }
+        if let Some(w) = &self.webhook {
+            out.extend(w.secret_env.clone());
+        }
+        out
+    }
+
+    /// What is wrong with the section, if anything (key path first).
+    pub fn problem(&self) -> Option<String> {
+        let env_name = |key: &str, v: &str| -> Option<String> {
+            let ok = !v.is_empty()
+                && v.chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                && !v.starts_with(|c: char| c.is_ascii_digit());
+            (!ok).then(|| {
+                format!("`{key}` must name an environment variable (like `SLACK_WEBHOOK_URL`), not hold the secret itself")
+            })
+        };
+        let url = |key: &str, v: &str| -> Option<String> {
+            match reqwest::Url::parse(v) {
+                Ok(u) if matches!(u.scheme(), "http" | "https") => None,
+                _ => Some(format!("`{key}` `{v}` is not an http(s) URL")),
+            }
+        };
+        if let Some(l) = &self.linear {
+            if let Some(p) = env_name("linear.api_key_env", &l.api_key_env) {
+                return Some(p);
+            }
+            if let Some(p) = l.url.as_deref().and_then(|u| url("linear.url", u)) {
+                return Some(p);
+            }
+            if let Some(id) = &l.issue
+                && !crate::notify::linear::is_identifier(id)
+            {
+                return Some(format!(
+                    "`linear.issue` `{id}` is not an issue identifier like `ENG-123`"
+                ));
+            }
+        }
+        if let Some(s) = &self.slack {
+            match (&s.webhook_url_env, &s.bot_token_env, &s.channel) {
+                (None, None, _) => {
+                    return Some(
+                        "`slack` needs `webhook_url_env` or `bot_token_env` with `channel`".into(),
+                    );
+                }
+                (_, Some(_), None) => return Some("`slack.bot_token_env` needs `channel`".into()),
+                _ => {}
+            }
+            for (k, v) in [
+                ("slack.webhook_url_env", &s.webhook_url_env),
+                ("slack.bot_token_env", &s.bot_token_env),
+            ] {
+                if let Some(p) = v.as_deref().and_then(|v| env_name(k, v)) {
+                    return Some(p);
+                }
+            }
+            if let Some(p) = s.api_url.as_deref().and_then(|u| url("slack.api_url", u)) {
+                return Some(p);
+            }
+        }
+        if let Some(t) = &self.telegram {
+            if let Some(p) = env_name("telegram.bot_token_env", &t.bot_token_env) {
+                return Some(p);
+            }
+            if t.chat_id.trim().is_empty() {
+                return Some("`telegram.chat_id` is empty".into());
+            }
+            if let Some(p) = t
+                .api_url
+                .as_deref()
+                .and_then(|u| url("telegram.api_url", u))
+            {
+                return Some(p);
+            }
+        }
+        if let Some(w) = &self.webhook {
+            if let Some(p) = url("webhook.url", &w.url) {
+                return Some(p);
+            }
+            if let Some(p) = w
+                .secret_env
+                .as_deref()
+                .and_then(|v| env_name("webhook.secret_env", v))
+            {
+                return Some(p);
+            }
+        }
+        None
+    }
+}
+
+fn de_notify<'de, D: Deserializer<'de>>(d: D) -> Result<Option<NotifyConfig>, D::Error> {
+    let n = Option::<NotifyConfig>::deserialize(d)?;
+    if let Some(problem) = n.as_ref().and_then(NotifyConfig::problem) {
+        return Err(serde::de::Error::custom(problem));
+    }
+    Ok(n)
 }

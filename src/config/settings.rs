@@ -360,6 +360,8 @@ pub struct Children {
     pub fixer_command: Option<String>,
     /// MCP servers for the agents (none from a checkout's file in an untrusted run).
     pub mcp_servers: std::collections::BTreeMap<String, super::file::McpServerConfig>,
+    /// Where run events are sent (none from a checkout's file in an untrusted run).
+    pub notify: Option<super::file::NotifyConfig>,
     /// `env_passthrough` patterns.
     pub env_passthrough: Vec<String>,
     /// `secret_env` patterns.
@@ -448,6 +450,7 @@ impl Settings {
                 ("env_passthrough", narrowed.env_passthrough.take().is_some()),
                 ("fixer_command", narrowed.fixer_command.take().is_some()),
                 ("mcp_servers", narrowed.mcp_servers.take().is_some()),
+                ("notify", narrowed.notify.take().is_some()),
             ] {
                 if set {
                     tracing::warn!(
@@ -618,7 +621,19 @@ impl Settings {
                     .filter(|c| !c.trim().is_empty()),
                 mcp_servers: file.mcp_servers.clone().unwrap_or_default(),
                 env_passthrough: file.env_passthrough.clone().unwrap_or_default(),
-                secret_env: file.secret_env.clone().unwrap_or_default(),
+                // The variables notifications read their secrets from are secrets too.
+                secret_env: file
+                    .secret_env
+                    .clone()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .chain(
+                        file.notify
+                            .iter()
+                            .flat_map(super::file::NotifyConfig::secret_vars),
+                    )
+                    .collect(),
+                notify: file.notify.clone(),
             },
             output: Output {
                 verbosity: if flags.quiet {

@@ -24,6 +24,11 @@ pub struct CheckRun {
 }
 
 impl CheckRun {
+    /// The check run's id, once created.
+    pub fn id(&self) -> Option<u64> {
+        self.id
+    }
+
     pub fn new(
         gh: GitHub,
         target: &super::publish::Target,

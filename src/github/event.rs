@@ -19,6 +19,7 @@ pub struct PullRequest {
     pub draft: bool,
     pub body: String,
     pub author: String,
+    pub title: String,
 }
 
 impl PullRequest {
@@ -213,6 +214,7 @@ pub fn pull_request(payload: &Value) -> Result<PullRequest, String> {
             .unwrap_or_default()
             .to_string(),
         author: at("/user/login").unwrap_or_default(),
+        title: at("/title").unwrap_or_default(),
     })
 }
 

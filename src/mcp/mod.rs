@@ -237,11 +237,12 @@ impl Hub {
             .collect()
     }
 
-    /// Calls the tool with the model-facing `name`.
-    pub async fn call(&self, name: &str, arguments: &Value) -> CallResult {
+    /// Calls the tool with the model-facing `name` for `agent` (only tools offered to it).
+    pub async fn call(&self, agent: McpAgent, name: &str, arguments: &Value) -> CallResult {
         let Some((server, tool)) = self
             .servers
             .iter()
+            .filter(|s| s.agents.contains(&agent))
             .find_map(|s| s.tools.iter().find(|(n, _)| n == name).map(|(_, t)| (s, t)))
         else {
             return failure(format!("no MCP tool `{name}`"));

@@ -66,15 +66,25 @@ async fn tools_are_listed_allow_listed_called_and_images_saved() {
         ]
     );
     let echo = hub
-        .call("mcp__test__echo", &json!({"text": "hi there"}))
+        .call(
+            McpAgent::Fixer,
+            "mcp__test__echo",
+            &json!({"text": "hi there"}),
+        )
         .await;
     assert_eq!((echo.text.as_str(), echo.is_error), ("hi there", false));
     // Arguments as a JSON string (some models send them so).
     let echo = hub
-        .call("mcp__test__echo", &json!("{\"text\": \"as string\"}"))
+        .call(
+            McpAgent::Fixer,
+            "mcp__test__echo",
+            &json!("{\"text\": \"as string\"}"),
+        )
         .await;
     assert_eq!(echo.text, "as string");
-    let img = hub.call("mcp__test__image", &json!({})).await;
+    let img = hub
+        .call(McpAgent::Fixer, "mcp__test__image", &json!({}))
+        .await;
     assert_eq!(img.images, [".qa-loop/mcp/test-1.png"]);
     // The model gets the image too (a 1x1 pixel costs one token).
     assert_eq!(img.model_images.len(), 1);
@@ -95,16 +105,24 @@ async fn tools_are_listed_allow_listed_called_and_images_saved() {
     assert_eq!(&png[..4], b"\x89PNG");
     // The configured variable (expanded from qa-loop's own), nothing else of the parent's.
     let env = hub
-        .call("mcp__test__env", &json!({"name": "GREETING"}))
+        .call(
+            McpAgent::Fixer,
+            "mcp__test__env",
+            &json!({"name": "GREETING"}),
+        )
         .await;
     assert_eq!(env.text, "hello");
-    let fail = hub.call("mcp__test__fail", &json!({})).await;
+    let fail = hub
+        .call(McpAgent::Fixer, "mcp__test__fail", &json!({}))
+        .await;
     assert!(
         fail.is_error && fail.text.contains("it went wrong"),
         "{fail:?}"
     );
     // A tool left out of the allow-list is not offered and cannot be called.
-    let die = hub.call("mcp__test__die", &json!({})).await;
+    let die = hub
+        .call(McpAgent::Fixer, "mcp__test__die", &json!({}))
+        .await;
     assert!(die.is_error && die.text.contains("no MCP tool"), "{die:?}");
     let status = hub.status();
     // A call to a tool no server offers is not a server's call.
@@ -168,10 +186,14 @@ async fn a_server_that_crashes_hangs_or_dies_is_reported_not_waited_for() {
             .all(|s| s.name.starts_with("mcp__dies__"))
     );
     // A server that dies during a call: an error naming it, then "exited" for every later call.
-    let died = hub.call("mcp__dies__die", &json!({})).await;
+    let died = hub
+        .call(McpAgent::Reviewer, "mcp__dies__die", &json!({}))
+        .await;
     assert!(died.is_error && died.text.contains("`dies`"), "{died:?}");
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let after = hub.call("mcp__dies__echo", &json!({"text": "x"})).await;
+    let after = hub
+        .call(McpAgent::Reviewer, "mcp__dies__echo", &json!({"text": "x"}))
+        .await;
     assert!(
         after.is_error && after.text.contains("has exited"),
         "{after:?}"

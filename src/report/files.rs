@@ -65,3 +65,37 @@ fn remove_if_present(p: &Path) -> std::io::Result<()> {
         _ => Ok(()),
     }
 }
+
+/// Adds warnings that arose after the reports were written (failed notifications) to
+/// `qa_report.md` (a "Warnings" section) and `qa-result.json` (`warnings`).
+pub fn append_warnings(out_dir: &Path, warnings: &[String]) -> std::io::Result<()> {
+    let report = out_dir.join(REPORT);
+    if let Ok(text) = std::fs::read_to_string(&report) {
+        let mut text = text.trim_end().to_string();
+        text.push_str("\n\n## Warnings\n\n");
+        for w in warnings {
+            text.push_str(&format!("- {}\n", super::untrusted::line(w)));
+        }
+        write_atomic(&report, crate::secrets::redact(&text).as_bytes())?;
+    }
+    let result = out_dir.join(RESULT);
+    if let Ok(text) = std::fs::read_to_string(&result)
+        && let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str(&text)
+    {
+        let list = map
+            .entry("warnings")
+            .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+        if let serde_json::Value::Array(a) = list {
+            a.extend(
+                warnings
+                    .iter()
+                    .map(|w| serde_json::Value::String(w.clone())),
+            );
+        }
+        let text = serde_json::to_string_pretty(&serde_json::Value::Object(map))
+            .map_err(std::io::Error::other)?
+            + "\n";
+        write_atomic(&result, crate::secrets::redact(&text).as_bytes())?;
+    }
+    Ok(())
+}

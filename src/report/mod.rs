@@ -54,13 +54,19 @@ impl RunReport<'_> {
 
     /// One line on why the run ended.
     pub fn headline(&self) -> String {
-        match self.outcome {
+        headline(self.outcome, self.history.len())
+    }
+}
+
+/// One line on why a run of `iterations` iterations ended with `outcome`.
+pub fn headline(outcome: &Outcome, iterations: usize) -> String {
+    {
+        match outcome {
             Outcome::Approved { iteration } => format!("Approved at iteration {iteration}."),
             Outcome::Rejected { .. } => "Rejected (review mode: no fixes attempted).".to_string(),
             Outcome::MaxIterations { best_iteration } => {
                 format!(
-                    "Not approved after {} iterations; the best was iteration {best_iteration}.",
-                    self.history.len()
+                    "Not approved after {iterations} iterations; the best was iteration {best_iteration}."
                 )
             }
             Outcome::Escalated { escalation, .. } => match escalation {

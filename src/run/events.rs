@@ -48,6 +48,8 @@ pub struct Products {
     pub commits_pushed: usize,
     /// The failure analysis written for a human (heads `QA_HUMAN_ESCALATION.md`).
     pub analysis: Option<String>,
+    /// The check run's page on GitHub (notifications link to it).
+    pub check_run_url: Option<String>,
 }
 
 pub type SinkFuture<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;

@@ -147,6 +147,10 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
             .map_err(|e| RunError::Io(format!("cannot write {}: {e}", path.display())))?;
         sinks.add(jsonl);
     }
+    if let Some(cfg) = &settings.children.notify {
+        // Heard last: the escalation issue it links to exists by then.
+        sinks.add(notify_sink(ctx, cfg, &sinks.products).await?);
+    }
     let waiting = waiting_for_resume(ctx.pr.as_ref(), &state);
     let mut requests = human_fix_request(settings);
     requests.extend(comment_fix_request(ctx.pr.as_ref()));
@@ -172,6 +176,97 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
     };
     mcp.shutdown().await;
     result(settings, outcome, sinks.products)
+}
+
+/// The notification sink: the targets with their secrets, and what every notice carries.
+async fn notify_sink(
+    ctx: &RunContext,
+    cfg: &crate::config::file::NotifyConfig,
+    products: &events::Products,
+) -> Result<sinks::notify::NotifySink, RunError> {
+    use crate::notify::{Hints, Links, Notice};
+    let settings = &ctx.inputs.settings;
+    let plan_issue = settings
+        .paths
+        .plan
+        .as_ref()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| {
+            v.get("linear_issue")
+                .and_then(|i| i.as_str())
+                .map(str::to_string)
+        });
+    let (base, hints, issues_url) = match &ctx.pr {
+        Some(pr) => {
+            let env = &pr.origin.env;
+            let title = pr
+                .origin
+                .pr
+                .as_ref()
+                .map(|p| p.title.clone())
+                .unwrap_or_default();
+            let server = env.server_url.trim_end_matches('/');
+            let repo = &pr.target.repo;
+            (
+                Notice {
+                    repository: Some(repo.clone()),
+                    pull_request: Some(pr.target.pr),
+                    title: crate::text::clip(&crate::report::untrusted::line(&title), 200),
+                    branch: Some(pr.target.head_ref.clone()),
+                    links: Links {
+                        pull_request: Some(format!("{server}/{repo}/pull/{}", pr.target.pr)),
+                        check_run: products.check_run_url.clone(),
+                        escalation_issue: None,
+                        run: env.run_url(),
+                    },
+                    ..Notice::default()
+                },
+                Hints {
+                    branch: Some(pr.target.head_ref.clone()),
+                    title: Some(title),
+                    body: pr.origin.pr.as_ref().map(|p| p.body.clone()),
+                    plan_issue,
+                },
+                Some(format!("{server}/{repo}/issues/")),
+            )
+        }
+        None => {
+            let branch =
+                crate::vcs::git(&settings.paths.root, &["rev-parse", "--abbrev-ref", "HEAD"])
+                    .await
+                    .ok()
+                    .map(|b| b.trim().to_string())
+                    .filter(|b| !b.is_empty() && b != "HEAD");
+            (
+                Notice {
+                    title: branch.clone().unwrap_or_else(|| "local run".into()),
+                    branch: branch.clone(),
+                    ..Notice::default()
+                },
+                Hints {
+                    branch,
+                    plan_issue,
+                    ..Hints::default()
+                },
+                None,
+            )
+        }
+    };
+    let (notifier, warnings) =
+        crate::notify::Notifier::new(cfg, crate::config::env_vars::var, hints)
+            .map_err(RunError::Io)?;
+    for w in &warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(sinks::notify::NotifySink {
+        notifier,
+        base,
+        started: Instant::now(),
+        out_dir: settings.paths.out_dir.clone(),
+        issues_url,
+        warnings,
+    })
 }
 
 fn deadline(settings: &Settings) -> Option<Instant> {
@@ -268,6 +363,7 @@ fn verifier<'a>(
                     model: settings.models.reviewer_model.clone(),
                     system: prompt(ctx, Prompt::Judge),
                     meter,
+                    mcp: (!mcp.is_empty()).then(|| mcp.clone()),
                 },
                 launcher: launcher.clone(),
                 root: root.clone(),
@@ -307,6 +403,13 @@ async fn pr_sinks<'a>(ctx: &'a RunContext, pr: &'a PrRun, sinks: &mut Sinks<'a>)
     let identity = Identity::new(gh.clone(), settings.trust.bot_login.clone());
     let mut check = CheckRun::new(gh.clone(), target, settings);
     check.start().await;
+    sinks.products.check_run_url = check.id().map(|id| {
+        format!(
+            "{}/{}/runs/{id}",
+            origin.env.server_url.trim_end_matches('/'),
+            target.repo
+        )
+    });
     let enabled = settings.publish.comment == crate::config::settings::CommentMode::Sticky;
     let mut comment = StickyComment::new(
         gh.clone(),

@@ -294,7 +294,11 @@ impl ToolBox {
             }),
             name if name.starts_with(crate::mcp::PREFIX) => match &self.mcp {
                 Some(hub) => {
-                    let r = hub.call(name, &call.arguments).await;
+                    let agent = match set {
+                        ToolSet::Reviewer => crate::config::file::McpAgent::Reviewer,
+                        ToolSet::Fixer => crate::config::file::McpAgent::Fixer,
+                    };
+                    let r = hub.call(agent, name, &call.arguments).await;
                     Ok(ToolOutput {
                         images: r.model_images.into_boxed_slice(),
                         content: truncate(r.text),

@@ -8,4 +8,5 @@ pub mod escalation;
 pub mod events_jsonl;
 pub mod files;
 pub mod log;
+pub mod notify;
 pub mod pusher;
