@@ -43,13 +43,17 @@ pub fn retryable(status: u16) -> bool {
 }
 
 /// qa-loop's HTTPS client (model APIs, GitHub): rustls with ring — reqwest is built without a
+/// A client builder with qa-loop's TLS (rustls with ring, installed once) and user agent.
+pub fn client_builder() -> reqwest::ClientBuilder {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder().user_agent(concat!("qa-loop/", env!("CARGO_PKG_VERSION")))
+}
+
 /// default crypto provider, so ring is installed here (a second install is refused harmlessly).
 pub fn https_client(timeout: Duration) -> Result<reqwest::Client, String> {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
+    client_builder()
         .connect_timeout(Duration::from_secs(15).min(timeout))
         .timeout(timeout)
-        .user_agent(concat!("qa-loop/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| format!("cannot set up HTTPS: {e}"))
 }

@@ -610,7 +610,8 @@ async fn connect(
                 .map_err(|e| format!("header `{k}`: {e}"))?;
             map.insert(k, v);
         }
-        let client = reqwest::Client::builder()
+        let client = crate::llm::http::client_builder()
+            .connect_timeout(Duration::from_secs(15))
             .default_headers(map)
             .build()
             .map_err(|e| format!("cannot build an HTTP client: {e}"))?;

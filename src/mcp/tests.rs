@@ -245,3 +245,59 @@ fn images_for_the_model_are_downscaled_and_counted() {
     assert_eq!(for_model(png.get_ref()).unwrap().tokens, 2);
     assert!(for_model(b"<html>").unwrap_err().contains("not an image"));
 }
+
+/// A streamable HTTP server: reached at its URL with the configured headers (`${NAME}`
+/// expanded from qa-loop's environment), tools listed and called like a stdio server's.
+#[tokio::test]
+async fn a_streamable_http_server_is_reached_with_its_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let port_file = dir.path().join("port");
+    let mut child = tokio::process::Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/mcp/test_server.py"
+        ))
+        .arg("http")
+        .arg(&port_file)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut port = String::new();
+    for _ in 0..100 {
+        if let Ok(p) = std::fs::read_to_string(&port_file) {
+            port = p;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!port.is_empty(), "the HTTP test server did not start");
+    let cfg = McpServerConfig {
+        url: Some(format!("http://127.0.0.1:{port}/mcp")),
+        headers: [(
+            "Authorization".to_string(),
+            "Bearer ${QA_TEST_GREETING}".to_string(),
+        )]
+        .into(),
+        startup_timeout: Some(crate::config::file::DurationSetting(Duration::from_secs(
+            10,
+        ))),
+        ..McpServerConfig::default()
+    };
+    let hub = hub(&[("web", cfg)], dir.path()).await;
+    assert_eq!(hub.status()[0].state, "running", "{:?}", hub.status());
+    let echo = hub
+        .call(
+            McpAgent::Reviewer,
+            "mcp__web__echo",
+            &json!({"text": "over http"}),
+        )
+        .await;
+    assert_eq!((echo.text.as_str(), echo.is_error), ("over http", false));
+    let auth = std::fs::read_to_string(dir.path().join("port.auth")).unwrap();
+    assert!(
+        auth.lines().all(|l| l == "Bearer hello") && !auth.is_empty(),
+        "{auth}"
+    );
+    hub.shutdown().await;
+    let _ = child.kill().await;
+}
