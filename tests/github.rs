@@ -2013,3 +2013,6 @@ mod base;
 
 #[path = "github/human.rs"]
 mod human;
+
+#[path = "github/notify.rs"]
+mod notify;

@@ -479,6 +479,96 @@ fn validate_view(inputs: &config::Inputs, json: bool) -> String {
     {
         conversations_summary(&mut out, c);
     }
+    if let Some(b) = &st.browser {
+        out.push_str(&format!(
+            "\nbrowser verification: {} page(s) through the MCP server `{}`, {}\n",
+            b.pages.len(),
+            b.server(),
+            if b.required == Some(true) {
+                "required (each page a gate)"
+            } else {
+                "advisory"
+            }
+        ));
+        if let Some(start) = &b.start {
+            out.push_str(&format!("  start: {start}\n"));
+        }
+        if let Some(url) = &b.ready_url {
+            out.push_str(&format!("  ready when: {url} answers 2xx\n"));
+        }
+        for p in &b.pages {
+            let checks = if p.checks.is_empty() {
+                "renders, no-console-errors".to_string()
+            } else {
+                p.checks.join(", ")
+            };
+            out.push_str(&format!(
+                "  browser:{}  [{checks}]\n",
+                b.page_url(&p.url).unwrap_or_else(|_| p.url.clone())
+            ));
+        }
+    }
+    for (name, m) in &s.children.mcp_servers {
+        let how = match (&m.command, &m.url) {
+            (Some(c), _) => format!("stdio: {c} {}", m.args.join(" ")),
+            (None, Some(u)) => format!("streamable HTTP: {u}"),
+            (None, None) => String::new(),
+        };
+        let agents: Vec<&str> = m
+            .agents
+            .as_deref()
+            .unwrap_or(&[crate::config::file::McpAgent::Reviewer])
+            .iter()
+            .map(|a| match a {
+                crate::config::file::McpAgent::Reviewer => "reviewer",
+                crate::config::file::McpAgent::Fixer => "fixer",
+                crate::config::file::McpAgent::Judge => "judge",
+            })
+            .collect();
+        out.push_str(&format!(
+            "\nMCP server `{name}` ({}): tools {}, for the {}\n",
+            how.trim_end(),
+            m.tools.as_ref().map_or("all".to_string(), |t| t.join(", ")),
+            agents.join(", ")
+        ));
+    }
+    if let Some(n) = &s.children.notify {
+        let mut targets = Vec::new();
+        if n.linear.is_some() {
+            targets.push("linear");
+        }
+        if n.slack.is_some() {
+            targets.push("slack");
+        }
+        if n.telegram.is_some() {
+            targets.push("telegram");
+        }
+        if n.webhook.is_some() {
+            targets.push("webhook");
+        }
+        let events: Vec<&str> = n
+            .events
+            .as_deref()
+            .unwrap_or(&crate::config::file::NotifyEvent::ALL)
+            .iter()
+            .map(|e| e.as_str())
+            .collect();
+        let unset: Vec<String> = n
+            .secret_vars()
+            .into_iter()
+            .filter(|v| crate::config::env_vars::var(v).is_none_or(|x| x.trim().is_empty()))
+            .collect();
+        out.push_str(&format!(
+            "\nnotifications: {} on {}{}\n",
+            targets.join(", "),
+            events.join(", "),
+            if unset.is_empty() {
+                String::new()
+            } else {
+                format!(" (not set here: {})", unset.join(", "))
+            }
+        ));
+    }
     out.push_str(&format!("\nacceptance criteria ({}):\n", st.criteria.len()));
     if st.criteria.is_empty() {
         out.push_str("  (none: the reviewer will judge against the PR title and description)\n");

@@ -208,21 +208,23 @@ impl Linear {
     }
 }
 
-/// The comment: Linear renders markdown.
+/// The comment: Linear renders markdown, so text from models and the change goes through
+/// the sanitiser of every published markdown text (no HTML, mentions or references).
 pub fn markdown(n: &Notice) -> String {
+    let inert = |s: &str| crate::report::untrusted::line(s).replace("\\|", "|");
     let mut out = format!(
         "**{}** — {}\n\n{}\n",
         text::what(n),
-        text::subject(n),
+        inert(&text::subject(n)),
         text::facts(n)
     );
     if !n.summary.is_empty() {
-        out.push_str(&format!("\n> {}\n", n.summary.replace('\n', "\n> ")));
+        out.push_str(&format!("\n> {}\n", inert(&n.summary)));
     }
     if !n.top_issues.is_empty() {
         out.push('\n');
         for i in &n.top_issues {
-            out.push_str(&format!("- {i}\n"));
+            out.push_str(&format!("- {}\n", inert(i)));
         }
     }
     let links: Vec<String> = text::links(n)

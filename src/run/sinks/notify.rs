@@ -9,7 +9,6 @@ use crate::config::file::NotifyEvent;
 use crate::engine::Outcome;
 use crate::engine::state::Status;
 use crate::notify::{LISTED_ISSUES, Notice, Notifier};
-use crate::report::untrusted;
 use crate::run::events::{Products, RunEvent, Sink, SinkFuture};
 
 pub struct NotifySink {
@@ -23,13 +22,13 @@ pub struct NotifySink {
     pub warnings: Vec<String>,
 }
 
-/// Text from a model or the change, as every target gets it: redacted, no mentions or HTML,
-/// one line, bounded.
+/// Text from a model or the change, as every target gets it: redacted, without HTML comments
+/// or invisible characters, mentions broken (`@` + a zero-width space), one line, bounded.
+/// Each target escapes it for its own format.
 fn clean(s: &str, max: usize) -> String {
-    let one = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    // A table cell's `\|` is markdown's business, not a notification's.
-    let inert = untrusted::line(&crate::secrets::redact(&one)).replace("\\|", "|");
-    crate::text::clip(&inert, max)
+    let shown = crate::text::visible(&crate::secrets::redact(s));
+    let one = shown.split_whitespace().collect::<Vec<_>>().join(" ");
+    crate::text::clip(&one.replace('@', "@\u{200b}"), max)
 }
 
 impl NotifySink {
