@@ -11,8 +11,13 @@ pub trait Verifier {
     async fn verify(&mut self) -> VerificationReport;
 
     /// Stops what a pass left running for the review (the browser-verification app): called
-    /// before a fix and at the end.
+    /// at the end, and (through [`Verifier::before_fix`]) before a fix.
     async fn release(&mut self) {}
+
+    /// Called before the fixer works on `issues`: what the next pass compares the fix with.
+    async fn before_fix(&mut self, _issues: &[Issue]) {
+        self.release().await;
+    }
 }
 
 /// Reviews the current state (the engine gives the history and the latest verification).
@@ -61,8 +66,8 @@ pub async fn drive(
 ) -> Outcome {
     let mut queue: std::collections::VecDeque<Effect> = engine.step(Event::Started).into();
     while let Some(effect) = queue.pop_front() {
-        if matches!(effect, Effect::Fix { .. }) {
-            verifier.release().await;
+        if let Effect::Fix { issues, .. } = &effect {
+            verifier.before_fix(issues).await;
         }
         let event = match effect {
             Effect::Verify | Effect::Review { .. } | Effect::Fix { .. }

@@ -49,13 +49,35 @@ impl<'a> From<&'a Issue> for IssueKey<'a> {
 /// Why two issues were judged the same or different (for reports and debugging).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Decision {
-    Same { similarity: f64, bar: f64 },
+    Same {
+        similarity: f64,
+        bar: f64,
+    },
     DifferentFile,
     DifferentIdentifiers,
     Substitution,
     OppositeSymptoms,
-    Dissimilar { similarity: f64, bar: f64 },
+    /// One endpoint, another HTTP status (`500 instead of 404` vs `400 instead of 404`).
+    DifferentStatus,
+    /// The same file, lines too far apart for a fix to have moved one to the other, and no
+    /// code identifier in common: two occurrences of one kind of defect.
+    FarApart,
+    /// Both name a kind of defect (CWE, linter rule) and the kinds differ.
+    DifferentConcepts,
+    Dissimilar {
+        similarity: f64,
+        bar: f64,
+    },
 }
+
+/// Lines further apart than this in one file are different places (a fix moves code by less).
+pub const FAR_LINES: u32 = 200;
+/// How much a shared specific defect concept lowers the similarity bar (files unknown).
+const CONCEPT_BONUS: f64 = 0.3;
+/// How much a kind of defect named on one side only raises it.
+const ONE_SIDED_CONCEPT: f64 = 0.1;
+/// How much a shared broad concept (input validation) lowers it.
+const BROAD_CONCEPT_BONUS: f64 = 0.1;
 
 impl Decision {
     pub fn is_same(&self) -> bool {
@@ -95,11 +117,27 @@ impl Matcher {
         }
         let ta = Title::new(a.title, a.file);
         let tb = Title::new(b.title, b.file);
-        if !ta.identifiers.is_empty()
-            && !tb.identifiers.is_empty()
-            && ta.identifiers.is_disjoint(&tb.identifiers)
-        {
+        // Library calls that name the defect (`console.log`, `checked_mul`, `after_commit`)
+        // say nothing about which code it is in.
+        let code = |t: &Title| -> HashSet<String> {
+            t.identifiers
+                .iter()
+                .filter(|i| !super::concepts::is_mark(i))
+                .cloned()
+                .collect()
+        };
+        let (ia, ib) = (code(&ta), code(&tb));
+        if !ia.is_empty() && !ib.is_empty() && ia.is_disjoint(&ib) {
             return Decision::DifferentIdentifiers;
+        }
+        if different_requirement(&ta, &tb) {
+            return Decision::Substitution;
+        }
+        if same_failing_test(&ta, &tb) {
+            return Decision::Same {
+                similarity: 1.0,
+                bar: 0.0,
+            };
         }
         if is_substitution(&ta.sequence, &tb.sequence) {
             return Decision::Substitution;
@@ -107,8 +145,47 @@ impl Matcher {
         if opposite_symptoms(&ta.content, &tb.content) {
             return Decision::OppositeSymptoms;
         }
-        let similarity = ta.defect_similarity(&tb);
+        let (sa, sb) = (
+            super::concepts::status_codes(a.title),
+            super::concepts::status_codes(b.title),
+        );
+        if !sa.is_empty() && !sb.is_empty() && sa != sb {
+            return Decision::DifferentStatus;
+        }
+        let shares_identifier = !ta.identifiers.is_disjoint(&tb.identifiers);
+        if let (FileRelation::Same, Some(x), Some(y)) = (file_relation, a.line, b.line)
+            && x.abs_diff(y) > FAR_LINES
+            && !shares_identifier
+        {
+            return Decision::FarApart;
+        }
+        let (ca, cb) = (super::concepts::of(a.title), super::concepts::of(b.title));
+        let shared: Vec<&str> = ca.iter().filter(|c| cb.contains(c)).copied().collect();
+        let decisive = shared.iter().any(|c| super::concepts::decisive(c));
+        let specific = |cs: &[&str]| cs.iter().any(|c| super::concepts::decisive(c));
+        if specific(&ca) && specific(&cb) && !decisive && !super::concepts::related(&ca, &cb) {
+            return Decision::DifferentConcepts;
+        }
+        let mut similarity = ta.defect_similarity(&tb);
+        // One specific kind of defect in one file is one problem.
+        if decisive && file_relation == FileRelation::Same {
+            return Decision::Same {
+                similarity,
+                bar: 0.0,
+            };
+        }
         let mut bar = self.threshold - location_bonus(file_relation, a.line, b.line);
+        if specific(&ca) != specific(&cb) {
+            // One names a kind of defect, the other does not name it.
+            bar += ONE_SIDED_CONCEPT;
+        }
+        if decisive {
+            // The kind counts as a word both titles share.
+            similarity = (similarity + 1.0) / 2.0;
+            bar -= CONCEPT_BONUS;
+        } else if !shared.is_empty() {
+            bar -= BROAD_CONCEPT_BONUS;
+        }
         match (a.kind, b.kind) {
             (Some(x), Some(y)) if x != y && x.family() != y.family() => bar += 0.1,
             _ => {}
@@ -230,7 +307,7 @@ const STOPWORDS: &[&str] = &[
     "don", "isn", "aren", "t", "should", "still", "now", "has", "have", "can", "will", "after",
     "so", "as", "into", "no", "not", "never", "missing", "without", "lack", "lacks", "absent",
     "fail", "fails", "failing", "failed", "there", "any", "all", "which", "than", "then", "also",
-    "only", "yet", "being", "was", "were", "use", "uses", "using",
+    "only", "yet", "being", "was", "were", "use", "uses", "using", "fix", "fixed",
 ];
 
 /// A few synonyms reviewers swap when they reword (canonical form last).
@@ -242,6 +319,7 @@ fn canonical(word: &str) -> &str {
         "ignored" | "ignores" | "swallowed" | "swallows" | "unchecked" | "discarded" => "ignore",
         "leaks" | "leaked" | "leaking" | "unclosed" => "leak",
         "hardcoded" | "hard" | "coded" => "hardcode",
+        "vat" | "gst" | "taxes" => "tax",
         "deps" | "dependencies" | "dependency" => "dep",
         "under" | "beneath" | "lower" => "below",
         "db" => "database",
@@ -296,6 +374,8 @@ struct Title {
     content: HashSet<String>,
     /// Code identifiers, lower-cased (`parse_duration`, `getdisplayname`, `orders.created_at`).
     identifiers: HashSet<String>,
+    /// Every word, lower-cased, as written.
+    raw_words: Vec<String>,
 }
 
 impl Title {
@@ -308,8 +388,13 @@ impl Title {
         let mut sequence = Vec::new();
         let mut content = HashSet::new();
         let mut identifiers = HashSet::new();
+        let mut raw_words = Vec::new();
         for token in tokens(text) {
             let lower = token.to_lowercase();
+            raw_words.push(lower.clone());
+            if is_file_name(&lower) {
+                continue;
+            }
             if is_identifier(token) && !is_exception_name(&lower) {
                 identifiers.insert(lower.trim_matches(['.', '_']).to_string());
                 for part in sub_words(token) {
@@ -335,6 +420,7 @@ impl Title {
             sequence,
             content,
             identifiers,
+            raw_words,
         }
     }
 
@@ -352,8 +438,10 @@ impl Title {
         let a: HashSet<String> = self.content.difference(&shared).cloned().collect();
         let b: HashSet<String> = other.content.difference(&shared).cloned().collect();
         if a.is_empty() || b.is_empty() {
-            // No content words left (`Fix it`, `A`): only an identical title is the same.
-            return if self.sequence == other.sequence {
+            // Nothing but the identifiers both name (`test_x still fails` / `Failing test:
+            // test_x`): the same subject, restated. No content words at all (`Fix it`): only
+            // an identical title is the same.
+            return if self.sequence == other.sequence || !shared.is_empty() {
                 1.0
             } else {
                 0.0
@@ -385,6 +473,17 @@ fn tokens(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
         .map(|t| t.trim_matches('.'))
         .filter(|t| !t.is_empty())
+}
+
+/// A file name in a title (`main.go`, `Cart.tsx`): location, not content or identifier.
+fn is_file_name(lower: &str) -> bool {
+    const EXTENSIONS: [&str; 22] = [
+        "py", "js", "jsx", "ts", "tsx", "go", "rs", "java", "kt", "rb", "php", "cs", "ex", "exs",
+        "c", "h", "cpp", "swift", "scala", "vue", "yml", "yaml",
+    ];
+    lower
+        .rsplit_once('.')
+        .is_some_and(|(stem, ext)| !stem.is_empty() && EXTENSIONS.contains(&ext))
 }
 
 /// Exception and error class names (`NullPointerException`, `ValueError`) name the defect, not
@@ -424,6 +523,50 @@ fn sub_words(token: &str) -> Vec<String> {
         words.push(current);
     }
     words
+}
+
+/// Words that say a test fails.
+const FAILING: &[&str] = &[
+    "fail", "fails", "failing", "failed", "red", "errors", "broken", "break", "breaks",
+];
+
+/// Both titles name one test (an identifier like `test_x`, `TestX`, `x_test`, `XSpec`) and
+/// both say it fails: the same failure, restated (`test_x still fails` / `Failing test: test_x`).
+fn same_failing_test(a: &Title, b: &Title) -> bool {
+    let is_test = |i: &&String| i.starts_with("test") || i.ends_with("test") || i.ends_with("spec");
+    let fails = |t: &Title| t.raw_words.iter().any(|w| FAILING.contains(&w.as_str()));
+    a.identifiers
+        .intersection(&b.identifiers)
+        .any(|i| is_test(&i))
+        && fails(a)
+        && fails(b)
+}
+
+/// One subject, different requirements or cases: the titles start alike (two words or more)
+/// and what follows has words of its own on each side, more than it shares (`Username must be
+/// at most 30 characters` / `Username must not contain spaces`; `No test for an empty cart` /
+/// `No test for a cart with one item`).
+fn different_requirement(a: &Title, b: &Title) -> bool {
+    let prefix = a
+        .sequence
+        .iter()
+        .zip(&b.sequence)
+        .take_while(|(x, y)| x == y)
+        .count();
+    if prefix < 2 {
+        return false;
+    }
+    let tail = |t: &Title| -> HashSet<String> {
+        t.sequence[prefix..]
+            .iter()
+            .filter(|w| t.content.contains(*w))
+            .cloned()
+            .collect()
+    };
+    let (ta, tb) = (tail(a), tail(b));
+    let shared = ta.intersection(&tb).count();
+    let (only_a, only_b) = (ta.len() - shared, tb.len() - shared);
+    only_a > 0 && only_b > 0 && shared <= only_a.min(only_b)
 }
 
 /// Whether two word sequences differ in exactly one slot of one or two words on each side (the

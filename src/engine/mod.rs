@@ -1,6 +1,7 @@
 //! The QA loop: a pure state machine ([`state`]), the driver that performs its effects through
 //! narrow traits ([`driver`]), and the recurring-issue logic ([`matcher`], [`recurring`]).
 
+pub mod concepts;
 pub mod driver;
 pub mod matcher;
 pub mod recurring;

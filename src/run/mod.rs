@@ -382,6 +382,7 @@ fn verifier<'a>(
         log_dir: settings.paths.out_dir.join(files::LOGS_DIR),
         groups: ctx.groups,
         passes: 0,
+        guard: verifier::Guard::new(settings.paths.root.clone(), own_paths(settings)),
     }
 }
 

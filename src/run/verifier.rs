@@ -17,11 +17,100 @@ pub struct RepoVerifier<'a> {
     /// `::group::` per phase in GitHub Actions.
     pub groups: bool,
     pub passes: u32,
+    /// The test-integrity guard's memory of the last pass and the fix after it.
+    pub guard: Guard,
+}
+
+/// What the test-integrity guard compares the fixes with: the run's first pass and the tree
+/// before the first fix (so a weakening stays found until it is undone, whatever later fixes
+/// do), and every issue the fixer was asked to fix.
+#[derive(Default)]
+pub struct Guard {
+    pub root: PathBuf,
+    /// qa-loop's own paths (out dir, plan), left out of the snapshots.
+    pub own_paths: Vec<String>,
+    first: Option<VerificationReport>,
+    tree_before_fixes: Option<String>,
+    asked: Vec<crate::model::Issue>,
+}
+
+impl Guard {
+    pub fn new(root: PathBuf, own_paths: Vec<String>) -> Guard {
+        Guard {
+            root,
+            own_paths,
+            ..Guard::default()
+        }
+    }
+
+    /// The `test_integrity` gate for a pass after a fix (none before the first fix, or when the
+    /// tree could not be read — said in the log).
+    async fn after(&mut self, report: &VerificationReport) -> Option<crate::model::Gate> {
+        let tree = self.tree_before_fixes.as_deref()?;
+        let first = self.first.as_ref()?;
+        let now = match crate::vcs::snapshot(&self.root, &self.own_paths).await {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::warn!("the test-integrity guard cannot read the tree: {e}");
+                return None;
+            }
+        };
+        let diff = match crate::vcs::diff_trees(&self.root, tree, &now).await {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::warn!("the test-integrity guard cannot diff the fix: {e}");
+                return None;
+            }
+        };
+        Some(crate::verify::integrity::check(
+            first,
+            report,
+            &diff,
+            &self.asked,
+        ))
+    }
 }
 
 impl Verifier for RepoVerifier<'_> {
     async fn verify(&mut self) -> VerificationReport {
         self.passes += 1;
+        let report = self.measure().await;
+        let mut report = report;
+        if let Some(gate) = self.guard.after(&report).await {
+            if gate.status == crate::model::GateStatus::Failed {
+                tracing::warn!("{}", gate.summary);
+            }
+            report.gates.push(gate);
+        }
+        if self.guard.first.is_none() {
+            self.guard.first = Some(report.clone());
+        }
+        report
+    }
+
+    async fn release(&mut self) {
+        if let Some(b) = &mut self.browser {
+            b.release().await;
+        }
+    }
+
+    async fn before_fix(&mut self, issues: &[crate::model::Issue]) {
+        self.release().await;
+        self.guard.asked.extend_from_slice(issues);
+        if self.guard.tree_before_fixes.is_none() {
+            match crate::vcs::snapshot(&self.guard.root, &self.guard.own_paths).await {
+                Ok(tree) => self.guard.tree_before_fixes = Some(tree),
+                Err(e) => tracing::warn!(
+                    "the test-integrity guard cannot read the tree before the fix: {e}"
+                ),
+            }
+        }
+    }
+}
+
+impl RepoVerifier<'_> {
+    /// One pass: the suites, the conversations, the browser pages.
+    async fn measure(&mut self) -> VerificationReport {
         let mut report = {
             let _group = Group::start(
                 self.groups,
@@ -61,11 +150,5 @@ impl Verifier for RepoVerifier<'_> {
             report.browser = done.pages;
         }
         report
-    }
-
-    async fn release(&mut self) {
-        if let Some(b) = &mut self.browser {
-            b.release().await;
-        }
     }
 }

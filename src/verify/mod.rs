@@ -6,6 +6,7 @@
 
 pub mod capture;
 pub mod coverage;
+pub mod integrity;
 pub mod junit;
 pub mod patterns;
 pub mod process;

@@ -1,0 +1,291 @@
+//! The test-integrity guard end to end (issue 22): the real binary, real pytest with its JUnit
+//! report, and a replayed fixer that cheats — it deletes the failing test, adds a skip marker,
+//! weakens the assertion, or makes the suite collect nothing. Each fix turns the suite green and
+//! the reviewer (replayed) approves, yet the iteration is rejected with an issue naming what was
+//! weakened, and the next fix request says so. A fix that corrects a test an issue called wrong
+//! is accepted.
+//!
+//! `.ci/run` installs pytest (and sets `QA_LOOP_REAL_TOOLS=1`, which makes a missing pytest a
+//! failure); elsewhere a missing pytest skips these tests with a note on stderr.
+
+mod support;
+use std::path::Path;
+use std::process::Output;
+use support::*;
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+
+fn have_pytest() -> bool {
+    let ok = std::process::Command::new("python3")
+        .args(["-m", "pytest", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("QA_LOOP_REAL_TOOLS").is_none(),
+            "pytest is not installed (.ci/run installs it)"
+        );
+        eprintln!("skipped: pytest is not installed");
+    }
+    ok
+}
+
+const TESTS: &str = "from calc import add, sub\n\n\ndef test_add():\n    assert add(2, 2) == 4\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n";
+
+/// `calc.add` subtracts; `test_add` fails, `test_sub` passes.
+fn project(dir: &Path, fixer: Vec<Value>, tests: &str) {
+    std::fs::write(
+        dir.join("calc.py"),
+        "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    std::fs::write(dir.join("tests/test_calc.py"), tests).unwrap();
+    let config = json!({
+        "risk_level": "low",
+        "unit_tests": {
+            "required": true,
+            "commands": ["python3 -m pytest -q -p no:cacheprovider --rootdir . --junitxml=reports/junit.xml tests"],
+            "junit": ["reports/junit.xml"]
+        },
+        "max_iterations": 3
+    });
+    std::fs::write(dir.join("qa-loop.json"), config.to_string()).unwrap();
+    std::fs::write(
+        dir.join("conftest.py"),
+        "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join(".gitignore"),
+        ".qa-loop/\nsession.json\nreports/\n__pycache__/\n",
+    )
+    .unwrap();
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "init"]);
+    let reject = json!({"role": "reviewer", "tool_calls": [{"id": "r1", "name": "submit_verdict", "arguments": {
+        "status": "rejected", "score": 30, "confidence": 0.9, "summary": "add subtracts",
+        "criteria": [], "issues": [{"id": "Q1", "title": "add() subtracts instead of adding",
+        "type": "unit_test", "severity": "high", "file": "calc.py", "line": 2, "fix": "return a + b"}]}}]});
+    let approve = json!({"role": "reviewer", "tool_calls": [{"id": "a", "name": "submit_verdict", "arguments": {
+        "status": "approved", "score": 95, "confidence": 0.9, "summary": "the tests pass",
+        "criteria": [], "issues": []}}]});
+    let finish = json!({"role": "fixer", "tool_calls": [{"id": "f", "name": "finish", "arguments": {"summary": "done"}}]});
+    let mut calls = vec![reject];
+    calls.extend(fixer);
+    calls.push(finish.clone());
+    // The reviewer is fooled; then a fixer that does nothing more, and the reviewer again.
+    calls.push(approve.clone());
+    calls.push(finish);
+    calls.push(approve);
+    std::fs::write(
+        dir.join("session.json"),
+        json!({ "calls": calls }).to_string(),
+    )
+    .unwrap();
+}
+
+fn run(dir: &Path) -> Output {
+    Command::cargo_bin("qa-loop")
+        .unwrap()
+        .current_dir(dir)
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_BASE_REF")
+        .env("NO_COLOR", "1")
+        .args([
+            "run",
+            "--provider",
+            "replay",
+            "--replay-session",
+            "session.json",
+        ])
+        .timeout(std::time::Duration::from_secs(180))
+        .output()
+        .unwrap()
+}
+
+fn result(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join(".qa-loop/qa-result.json")).unwrap())
+        .unwrap()
+}
+
+fn write(path: &str, content: &str) -> Value {
+    json!({"role": "fixer", "tool_calls": [{"id": "w", "name": "write_file",
+        "arguments": {"path": path, "content": content}}]})
+}
+
+/// Runs a cheating fix; the iterations after it are rejected by the `test_integrity` gate with
+/// an issue whose title contains `named`, and the next fix request carries it.
+fn cheated(fixer: Vec<Value>, named: &str) {
+    if !have_pytest() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    project(d, fixer, TESTS);
+    let o = run(d);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "not approved: {stderr}");
+    let r = result(d);
+    let history = r["history"].as_array().unwrap();
+    assert_eq!(history.len(), 3, "{stderr}");
+    for it in &history[1..] {
+        let gate = it["verification"]["gates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"] == "test_integrity")
+            .unwrap_or_else(|| panic!("no test_integrity gate: {it:#}"));
+        assert_eq!(gate["status"], "failed", "{gate:#}");
+        assert_eq!(
+            it["status"], "rejected",
+            "the reviewer approved, the gate decides"
+        );
+        // The unit suite itself went green: only the guard stands in the way.
+        let unit = it["verification"]["gates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"] == "unit_tests")
+            .unwrap();
+        assert_eq!(unit["status"], "passed", "{unit:#}");
+        let titles: Vec<&str> = it["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["title"].as_str().unwrap())
+            .collect();
+        assert!(titles.iter().any(|t| t.contains(named)), "{titles:?}");
+        let issue = it["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["title"].as_str().unwrap().contains(named))
+            .unwrap();
+        assert_eq!(
+            (issue["type"].as_str(), issue["severity"].as_str()),
+            (Some("unit_test"), Some("high"))
+        );
+    }
+    let request = std::fs::read_to_string(d.join(".qa-loop/QA_FIX_REQUEST.md")).unwrap();
+    assert!(
+        request.contains(named),
+        "the fix request says what was weakened:\n{request}"
+    );
+}
+
+#[test]
+fn a_fix_that_deletes_the_failing_test_is_rejected() {
+    cheated(
+        vec![write(
+            "tests/test_calc.py",
+            "from calc import sub\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n",
+        )],
+        "the fix removed the test `test_add`",
+    );
+}
+
+#[test]
+fn a_fix_that_adds_a_skip_marker_is_rejected() {
+    cheated(
+        vec![write(
+            "tests/test_calc.py",
+            &TESTS.replace(
+                "def test_add",
+                "import pytest\n\n\n@pytest.mark.skip(reason=\"later\")\ndef test_add",
+            ),
+        )],
+        "the fix made the test `test_add` skipped",
+    );
+}
+
+#[test]
+fn a_fix_that_weakens_the_assertion_is_rejected() {
+    cheated(
+        vec![write(
+            "tests/test_calc.py",
+            &TESTS.replace(
+                "    assert add(2, 2) == 4\n",
+                "    add(2, 2)\n    assert True\n",
+            ),
+        )],
+        "with ones that always hold",
+    );
+}
+
+#[test]
+fn a_fix_that_makes_the_suite_collect_nothing_is_rejected() {
+    // A conftest that deselects every test and forces exit 0: the command passes, the JUnit
+    // report is empty.
+    cheated(
+        vec![write(
+            "tests/conftest.py",
+            "def pytest_collection_modifyitems(items):\n    items.clear()\n\n\ndef pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n",
+        )],
+        "collects no tests after the fix",
+    );
+}
+
+/// The reviewer says the test is wrong; the fixer corrects the test (and the code): accepted,
+/// and the change is noted on the gate.
+#[test]
+fn a_fix_that_corrects_a_test_an_issue_called_wrong_is_accepted() {
+    if !have_pytest() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let wrong_tests = TESTS.replace(
+        "    assert sub(5, 3) == 2\n",
+        "    assert sub(5, 3) == 2\n    assert sub(5, 3) == 3\n",
+    );
+    project(d, vec![], &wrong_tests);
+    let reject = json!({"role": "reviewer", "tool_calls": [{"id": "r1", "name": "submit_verdict", "arguments": {
+        "status": "rejected", "score": 30, "confidence": 0.9, "summary": "add subtracts; test_sub is wrong",
+        "criteria": [], "issues": [
+            {"id": "Q1", "title": "add() subtracts instead of adding", "type": "unit_test",
+             "severity": "high", "file": "calc.py", "line": 2, "fix": "return a + b"},
+            {"id": "Q2", "title": "test_sub is wrong: it expects 5 - 3 to be 3", "type": "unit_test",
+             "severity": "medium", "file": "tests/test_calc.py", "line": 9, "fix": "expect 2"}]}}]});
+    let approve = json!({"role": "reviewer", "tool_calls": [{"id": "a", "name": "submit_verdict", "arguments": {
+        "status": "approved", "score": 95, "confidence": 0.9, "summary": "fixed",
+        "criteria": [], "issues": []}}]});
+    let calls = json!([
+        reject,
+        {"role": "fixer", "tool_calls": [
+            {"id": "e1", "name": "edit_file", "arguments": {"path": "calc.py", "old": "def add(a, b):\n    return a - b", "new": "def add(a, b):\n    return a + b"}},
+            {"id": "e2", "name": "edit_file", "arguments": {"path": "tests/test_calc.py", "old": "    assert sub(5, 3) == 3\n", "new": ""}}]},
+        {"role": "fixer", "tool_calls": [{"id": "f", "name": "finish", "arguments": {"summary": "Q1, Q2"}}]},
+        approve
+    ]);
+    std::fs::write(
+        d.join("session.json"),
+        json!({ "calls": calls }).to_string(),
+    )
+    .unwrap();
+    let o = run(d);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = result(d);
+    let gate = r["history"][1]["verification"]["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == "test_integrity")
+        .cloned()
+        .unwrap();
+    assert_eq!(gate["status"], "passed", "{gate:#}");
+    let excerpt = gate["excerpt"].as_str().unwrap();
+    assert!(
+        excerpt.contains(
+            "allowed: the fix removed 1 assertion(s) from `tests/test_calc.py` (as Q2 asked)"
+        ),
+        "{gate:#}"
+    );
+}
