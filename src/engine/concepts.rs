@@ -194,6 +194,12 @@ pub const CONCEPTS: &[Concept] = &[
             "out of order",
             "toctou",
             "lost update",
+            "intermittent",
+            "intermittently",
+            "nondeterministic",
+            "non-deterministic",
+            "timing window",
+            "interleaving",
         ],
         context: &[],
         decisive: true,
@@ -473,7 +479,38 @@ pub const CONCEPTS: &[Concept] = &[
     Concept {
         name: "coverage",
         source: "coverage.py fail_under / JaCoCo / Istanbul coverage thresholds",
-        marks: &["coverage", "covered", "uncovered"],
+        marks: &["coverage", "covered", "uncovered", "untested", "more tests"],
+        context: &[],
+        decisive: true,
+    },
+    Concept {
+        name: "hardcoded_secret",
+        source: "CWE-259 Use of Hard-coded Password: a password written in the source code",
+        marks: &["password", "passwd", "api key", "token"],
+        context: &[
+            "literal",
+            "plaintext",
+            "committed",
+            "source",
+            "in code",
+            "hardcoded",
+            "hard-coded",
+        ],
+        decisive: true,
+    },
+    Concept {
+        name: "missing_limit",
+        source: "CWE-770 Allocation of Resources Without Limits or Throttling; CWE-400 Uncontrolled Resource Consumption",
+        marks: &[
+            "size limit",
+            "maximum size",
+            "max size",
+            "too large",
+            "larger than",
+            "no limit",
+            "unbounded",
+            "limit is not enforced",
+        ],
         context: &[],
         decisive: true,
     },
@@ -570,12 +607,38 @@ pub fn status_codes(title: &str) -> Vec<u16> {
     if !http.iter().any(|w| lower.contains(w)) {
         return Vec::new();
     }
-    lower
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|t| t.len() == 3)
-        .filter_map(|t| t.parse::<u16>().ok())
-        .filter(|c| (100..600).contains(c))
-        .collect()
+    // Codes as numbers and as RFC 9110 reason phrases, in the order the title names them.
+    let mut found: Vec<(usize, u16)> = Vec::new();
+    let mut at = 0;
+    for t in lower.split(|c: char| !c.is_ascii_digit()) {
+        let pos = lower[at..].find(t).map_or(at, |i| at + i);
+        at = pos + t.len();
+        if t.len() == 3
+            && let Ok(c) = t.parse::<u16>()
+            && (100..600).contains(&c)
+        {
+            found.push((pos, c));
+        }
+    }
+    const PHRASES: [(&str, u16); 10] = [
+        ("internal server error", 500),
+        ("not found", 404),
+        ("bad request", 400),
+        ("unauthorized", 401),
+        ("forbidden", 403),
+        ("conflict", 409),
+        ("unprocessable", 422),
+        ("too many requests", 429),
+        ("service unavailable", 503),
+        ("no content", 204),
+    ];
+    for (phrase, code) in PHRASES {
+        for (pos, _) in lower.match_indices(phrase) {
+            found.push((pos, code));
+        }
+    }
+    found.sort();
+    found.into_iter().map(|(_, c)| c).collect()
 }
 
 #[cfg(test)]
@@ -616,5 +679,9 @@ mod tests {
             [500, 404]
         );
         assert!(status_codes("Coverage is 800 lines short").is_empty());
+        assert_eq!(
+            status_codes("an unknown id yields an internal server error rather than 404"),
+            [500, 404]
+        );
     }
 }
