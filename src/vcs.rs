@@ -359,6 +359,27 @@ pub async fn added_lines(root: &Path, base: &DiffBase) -> Result<AddedLines, Str
     Ok(out)
 }
 
+/// The files the change touches (added, modified, deleted, renamed; untracked included),
+/// repository-relative, against the merge base of `base`.
+pub async fn changed_files(root: &Path, base: &DiffBase) -> Result<Vec<String>, String> {
+    let base = merge_base(root, base.rev()?).await;
+    let diff = git(
+        root,
+        &["diff", "--name-only", "--no-renames", "-z", &base, "--"],
+    )
+    .await?;
+    let untracked = git(root, &["ls-files", "--others", "--exclude-standard", "-z"]).await?;
+    let mut files: Vec<String> = diff
+        .split('\0')
+        .chain(untracked.split('\0'))
+        .filter(|f| !f.is_empty())
+        .map(str::to_string)
+        .collect();
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
 /// Parses `git diff --unified=0` output into added lines per file.
 pub fn parse_added_lines(diff: &str) -> AddedLines {
     let mut out = AddedLines::new();

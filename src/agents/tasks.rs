@@ -145,6 +145,7 @@ human should make by hand before merging, specific to this change and its accept
             GateStatus::Passed => "PASSED",
             GateStatus::Failed => "FAILED",
             GateStatus::Pending => "PENDING",
+            GateStatus::Skipped => "SKIPPED",
         };
         out.push_str(&format!(
             "- `{}` ({}): **{status}** — {}\n",

@@ -185,7 +185,22 @@ async fn dispatch(cli: Cli) -> Exit {
     match cli.command {
         Command::Validate { json } => match config::load_inputs(&root, &cli.flags) {
             Ok(inputs) => {
-                print!("{}", validate_view(&inputs, json));
+                // Suites chosen by path: what the current change (against `base`, else HEAD)
+                // touches decides which would run.
+                let by_path = inputs
+                    .strategy
+                    .suites
+                    .iter()
+                    .any(|s| !s.paths.is_empty() || !s.paths_ignore.is_empty());
+                let changed = if by_path {
+                    let base = inputs.settings.paths.base.as_deref().unwrap_or("HEAD");
+                    crate::vcs::changed_files(&root, &crate::vcs::DiffBase::from(base))
+                        .await
+                        .ok()
+                } else {
+                    None
+                };
+                print!("{}", validate_view(&inputs, json, changed.as_deref()));
                 Exit::Approved
             }
             Err(e) => bad_input(&e),
@@ -339,7 +354,7 @@ fn status_cmd(root: &std::path::Path, flags: &FlagLayer, json: bool) -> Exit {
     }
 }
 
-fn validate_view(inputs: &config::Inputs, json: bool) -> String {
+fn validate_view(inputs: &config::Inputs, json: bool, changed: Option<&[String]>) -> String {
     let s = &inputs.settings;
     let st = &inputs.strategy;
     if json {
@@ -431,6 +446,28 @@ fn validate_view(inputs: &config::Inputs, json: bool) -> String {
         }
         for (c, from) in suite.commands.iter().zip(&suite.sources) {
             out.push_str(&format!("  $ {c}\n      from {from}\n"));
+        }
+        if !suite.paths.is_empty() || !suite.paths_ignore.is_empty() {
+            if !suite.paths.is_empty() {
+                out.push_str(&format!("  paths: {}\n", suite.paths.join(", ")));
+            }
+            if !suite.paths_ignore.is_empty() {
+                out.push_str(&format!(
+                    "  paths_ignore: {}\n",
+                    suite.paths_ignore.join(", ")
+                ));
+            }
+            out.push_str(&match (suite.always, changed) {
+                (true, _) => "  runs always (`always: true`)\n".to_string(),
+                (false, None) => "  the current change is unknown here: it would run\n".to_string(),
+                (false, Some(files)) => match suite.skip_reason(Some(files)) {
+                    None => format!(
+                        "  for the current change ({} file(s)): it would run\n",
+                        files.len()
+                    ),
+                    Some(why) => format!("  for the current change: {why}\n"),
+                },
+            });
         }
         for g in &suite.junit {
             out.push_str(&format!("  junit: {g}\n"));

@@ -176,9 +176,38 @@ pub struct SuiteConfig {
     /// Per-command timeout for this suite (overrides the strategy's `timeout`).
     #[serde(default)]
     pub timeout: Option<DurationSetting>,
+    /// Globs of the files the suite tests (`web/**`, `api/`): when the change touches none of
+    /// them the suite is skipped, with the reason (monorepos).
+    #[serde(default, deserialize_with = "de_globs")]
+    pub paths: Vec<String>,
+    /// Globs of files that never make the suite run (`**/*.md`).
+    #[serde(default, deserialize_with = "de_globs")]
+    pub paths_ignore: Vec<String>,
+    /// Run whatever the change touches (default false).
+    #[serde(default)]
+    pub always: Option<bool>,
     /// Where each command came from when it is not the config file (the plan's key paths).
     #[serde(skip)]
     pub origins: Vec<String>,
+}
+
+/// A path glob as written (`web/` means `web/**`), checked.
+pub fn glob_pattern(glob: &str) -> Result<glob::Pattern, String> {
+    let g = glob.trim().trim_start_matches("./");
+    let g = if g.ends_with('/') {
+        format!("{g}**")
+    } else {
+        g.to_string()
+    };
+    glob::Pattern::new(&g).map_err(|e| format!("`{glob}` is not a glob: {e}"))
+}
+
+fn de_globs<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let globs = Vec::<String>::deserialize(d)?;
+    for g in &globs {
+        glob_pattern(g).map_err(serde::de::Error::custom)?;
+    }
+    Ok(globs)
 }
 
 /// The built-in checks run on the lines a change adds.

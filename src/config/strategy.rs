@@ -76,6 +76,61 @@ pub struct Suite {
     pub timeout: Duration,
     /// Where each command came from (same order as `commands`).
     pub sources: Vec<String>,
+    /// The files the suite tests (globs); empty: every change.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths_ignore: Vec<String>,
+    /// Runs whatever the change touches.
+    pub always: bool,
+}
+
+impl Suite {
+    /// Why the suite is skipped for a change touching `changed` (repository-relative paths),
+    /// or `None` when it runs: it has no `paths`/`paths_ignore`, is `always`, is required by
+    /// the risk level, the change is unknown (it runs — a gate never silently disappears), or a
+    /// changed file is under its `paths` and not under `paths_ignore`.
+    pub fn skip_reason(&self, changed: Option<&[String]>) -> Option<String> {
+        if (self.paths.is_empty() && self.paths_ignore.is_empty()) || self.always {
+            return None;
+        }
+        if self.required && self.required_by == RequiredBy::RiskLevel {
+            return None;
+        }
+        let changed = changed?;
+        let globs = |list: &[String]| -> Vec<glob::Pattern> {
+            list.iter()
+                .filter_map(|g| super::file::glob_pattern(g).ok())
+                .collect()
+        };
+        let (paths, ignore) = (globs(&self.paths), globs(&self.paths_ignore));
+        let opts = glob::MatchOptions {
+            case_sensitive: true,
+            require_literal_separator: true,
+            require_literal_leading_dot: false,
+        };
+        let relevant = changed.iter().any(|f| {
+            (paths.is_empty() || paths.iter().any(|p| p.matches_with(f, opts)))
+                && !ignore.iter().any(|p| p.matches_with(f, opts))
+        });
+        if relevant {
+            return None;
+        }
+        Some(if changed.is_empty() {
+            "skipped: the change touches no file".to_string()
+        } else if self.paths.is_empty() {
+            format!(
+                "skipped: the change touches only files in `paths_ignore` ({})",
+                self.paths_ignore.join(", ")
+            )
+        } else {
+            format!(
+                "skipped: the change touches nothing under `paths` ({}) — {} file(s) changed elsewhere",
+                self.paths.join(", "),
+                changed.len()
+            )
+        })
+    }
 }
 
 fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -276,6 +331,9 @@ fn suite(
         coverage: cfg.coverage,
         minimum_coverage: cfg.minimum_coverage,
         flows: cfg.flows,
+        paths: cfg.paths,
+        paths_ignore: cfg.paths_ignore,
+        always: cfg.always.unwrap_or(false),
     }
 }
 
@@ -397,6 +455,48 @@ mod tests {
                 ("Errors shown", CriterionSource::Config),
                 ("Audit log", CriterionSource::Plan)
             ]
+        );
+    }
+
+    #[test]
+    fn suites_are_chosen_by_the_paths_the_change_touches() {
+        let mut l = layer(RiskLevel::Trivial);
+        l.unit_tests.as_mut().unwrap().paths = vec!["api/".into()];
+        l.unit_tests.as_mut().unwrap().required = Some(true);
+        let s = Strategy::resolve(&l, CriteriaLists::default());
+        let unit = &s.suites[0];
+        let files = |f: &[&str]| f.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(unit.skip_reason(Some(&files(&["api/v1/users.py"]))), None);
+        let why = unit
+            .skip_reason(Some(&files(&["web/app.ts", "README.md"])))
+            .unwrap();
+        assert!(
+            why.contains("nothing under `paths` (api/)") && why.contains("2 file(s)"),
+            "{why}"
+        );
+        // An unknown change runs everything; `always` runs.
+        assert_eq!(unit.skip_reason(None), None);
+        let mut always = unit.clone();
+        always.always = true;
+        assert_eq!(always.skip_reason(Some(&files(&["web/a.ts"]))), None);
+        // A suite the risk level requires runs whatever changed.
+        let mut l = layer(RiskLevel::High);
+        l.unit_tests.as_mut().unwrap().paths = vec!["api/**".into()];
+        let s = Strategy::resolve(&l, CriteriaLists::default());
+        assert_eq!(s.suites[0].required_by, RequiredBy::RiskLevel);
+        assert_eq!(s.suites[0].skip_reason(Some(&files(&["web/a.ts"]))), None);
+        // Only ignored files changed.
+        let mut docs = unit.clone();
+        docs.paths = vec![];
+        docs.paths_ignore = vec!["**/*.md".into()];
+        assert!(
+            docs.skip_reason(Some(&files(&["docs/x.md", "README.md"])))
+                .unwrap()
+                .contains("only files in `paths_ignore`")
+        );
+        assert_eq!(
+            docs.skip_reason(Some(&files(&["docs/x.md", "src/a.rs"]))),
+            None
         );
     }
 }

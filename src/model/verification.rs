@@ -14,6 +14,9 @@ pub enum GateStatus {
     Failed,
     /// Waiting on a human (the `critical` sign-off).
     Pending,
+    /// Not run, with the reason in the summary (a suite whose `paths` the change does not
+    /// touch): it neither blocks nor approves.
+    Skipped,
 }
 
 /// One gate: a required (or advisory) check that must hold before approval.
@@ -300,7 +303,7 @@ impl VerificationReport {
     pub fn gate_passed(&self, name: &str) -> Option<bool> {
         self.gates
             .iter()
-            .find(|g| g.name == name)
+            .find(|g| g.name == name && g.status != GateStatus::Skipped)
             .map(|g| g.status == GateStatus::Passed)
     }
 }

@@ -34,7 +34,7 @@ pub fn render(r: &RunReport<'_>) -> String {
                     s.set_message(format!("advisory, not met: {}", g.summary));
                     s
                 }
-                GateStatus::Pending => {
+                GateStatus::Pending | GateStatus::Skipped => {
                     let mut s = TestCaseStatus::skipped();
                     s.set_message(g.summary.as_str());
                     s

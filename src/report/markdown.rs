@@ -196,6 +196,7 @@ pub fn report(r: &RunReport<'_>) -> String {
                 GateStatus::Passed => "✅ passed",
                 GateStatus::Failed => "❌ failed",
                 GateStatus::Pending => "⏳ pending",
+                GateStatus::Skipped => "⏭ skipped",
             };
             out.push_str(&format!(
                 "| `{}` | {} | {status} | {} |\n",

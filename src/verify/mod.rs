@@ -117,7 +117,46 @@ impl Verifier {
             _ => None,
         };
         let added = added.as_ref().and_then(|a| a.as_ref().ok());
-        let suites = &self.strategy.suites;
+        // The files the change touches, for suites chosen by path (unknown: they all run).
+        let changed: Option<Vec<String>> = match &self.diff_base {
+            Some(base)
+                if self
+                    .strategy
+                    .suites
+                    .iter()
+                    .any(|s| !s.paths.is_empty() || !s.paths_ignore.is_empty()) =>
+            {
+                match crate::vcs::changed_files(&self.root, base).await {
+                    Ok(files) => Some(
+                        files
+                            .into_iter()
+                            .filter(|f| !self.own_paths.iter().any(|o| f.starts_with(o.as_str())))
+                            .collect(),
+                    ),
+                    Err(e) => {
+                        tracing::warn!(
+                            "the files the change touches are unknown, every suite runs: {e}"
+                        );
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        let skipped: Vec<Option<String>> = self
+            .strategy
+            .suites
+            .iter()
+            .map(|s| s.skip_reason(changed.as_deref()))
+            .collect();
+        let suites: Vec<&Suite> = self
+            .strategy
+            .suites
+            .iter()
+            .zip(&skipped)
+            .filter(|(_, why)| why.is_none())
+            .map(|(s, _)| s)
+            .collect();
         let results: Vec<SuiteResult> = if self.strategy.parallel && suites.len() > 1 {
             join_all(
                 suites
@@ -128,12 +167,25 @@ impl Verifier {
             .await
         } else {
             let mut out = Vec::new();
-            for suite in suites {
+            for suite in &suites {
                 out.push(self.run_suite(suite, added, unknown.as_deref()).await);
             }
             out
         };
         let mut report = VerificationReport::default();
+        for (suite, why) in self.strategy.suites.iter().zip(&skipped) {
+            if let Some(why) = why {
+                tracing::info!(suite = suite.kind.key(), "{why}");
+                report.gates.push(Gate::new(
+                    suite.kind.key(),
+                    suite_issue_type(suite.kind),
+                    suite.required,
+                    GateStatus::Skipped,
+                    why.clone(),
+                    String::new(),
+                ));
+            }
+        }
         for r in results {
             report.gates.extend(r.gates);
             report.commands.extend(r.runs);
@@ -972,6 +1024,9 @@ mod tests {
             flows: vec![],
             timeout: std::time::Duration::from_secs(5),
             sources: vec![],
+            paths: vec![],
+            paths_ignore: vec![],
+            always: false,
         }
     }
 

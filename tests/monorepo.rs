@@ -1,0 +1,169 @@
+//! Suites chosen by path (issue 23): in a monorepo-shaped project, a change under `web/` skips
+//! the `api` suite (reported as skipped, with the reason) and runs the `web` one; a change only
+//! to files in `paths_ignore` skips both; `always: true` runs whatever changed; `validate` says
+//! which would run.
+
+mod support;
+use std::path::Path;
+use std::process::Output;
+use support::*;
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+
+fn project(dir: &Path, always_api: bool) {
+    for (p, text) in [
+        ("api/app.py", "def ping():\n    return 'pong'\n"),
+        (
+            "api/test_api.py",
+            "from app import ping\nassert ping() == 'pong'\n",
+        ),
+        ("web/app.py", "def title():\n    return 'Home'\n"),
+        (
+            "web/test_web.py",
+            "from app import title\nassert title() == 'Home'\n",
+        ),
+        ("web/README.md", "# web\n"),
+    ] {
+        std::fs::create_dir_all(dir.join(p).parent().unwrap()).unwrap();
+        std::fs::write(dir.join(p), text).unwrap();
+    }
+    let config = json!({
+        "risk_level": "trivial",
+        "unit_tests": {"required": true, "paths": ["api/"], "always": always_api,
+                       "commands": ["cd api && python3 test_api.py && touch ../ran-api"]},
+        "integration_tests": {"required": true, "paths": ["web/**"], "paths_ignore": ["**/*.md"],
+                              "commands": ["cd web && python3 test_web.py && touch ../ran-web"]}
+    });
+    std::fs::write(dir.join("qa-loop.json"), config.to_string()).unwrap();
+    std::fs::write(
+        dir.join(".gitignore"),
+        ".qa-loop/\nsession.json\nran-*\n__pycache__/\n",
+    )
+    .unwrap();
+    let session = json!({"calls": [{"role": "reviewer", "tool_calls": [{"id": "v", "name": "submit_verdict",
+        "arguments": {"status": "approved", "score": 95, "confidence": 0.9, "summary": "ok",
+                      "criteria": [], "issues": []}}]}]});
+    std::fs::write(dir.join("session.json"), session.to_string()).unwrap();
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+    git(dir, &["checkout", "-q", "-b", "feature"]);
+}
+
+fn qa(dir: &Path, args: &[&str]) -> Output {
+    Command::cargo_bin("qa-loop")
+        .unwrap()
+        .current_dir(dir)
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_BASE_REF")
+        .env("NO_COLOR", "1")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn run(dir: &Path) -> Output {
+    qa(
+        dir,
+        &[
+            "run",
+            "--provider",
+            "replay",
+            "--replay-session",
+            "session.json",
+            "--base",
+            "main",
+        ],
+    )
+}
+
+fn gate(dir: &Path, name: &str) -> Value {
+    let r: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join(".qa-loop/qa-result.json")).unwrap(),
+    )
+    .unwrap();
+    r["history"][0]["verification"]["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("no gate {name}"))
+}
+
+#[test]
+fn a_change_under_web_skips_the_api_suite_and_runs_the_web_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    project(d, false);
+    std::fs::write(
+        d.join("web/app.py"),
+        "def title():\n    return 'Home'\n\n\ndef footer():\n    return ''\n",
+    )
+    .unwrap();
+    git(d, &["commit", "-qam", "web change"]);
+
+    let v = qa(d, &["validate", "--base", "main"]);
+    let out = String::from_utf8_lossy(&v.stdout);
+    assert!(
+        out.contains(
+            "for the current change: skipped: the change touches nothing under `paths` (api/)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("for the current change (1 file(s)): it would run"),
+        "{out}"
+    );
+
+    let o = run(d);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let api = gate(d, "unit_tests");
+    assert_eq!(api["status"], "skipped", "{api:#}");
+    assert!(
+        api["summary"]
+            .as_str()
+            .unwrap()
+            .contains("nothing under `paths` (api/)"),
+        "{api:#}"
+    );
+    assert_eq!(gate(d, "integration_tests")["status"], "passed");
+    assert!(d.join("ran-web").exists() && !d.join("ran-api").exists());
+    let report = std::fs::read_to_string(d.join(".qa-loop/qa_report.md")).unwrap();
+    assert!(report.contains("⏭ skipped"), "{report}");
+    let junit = std::fs::read_to_string(d.join(".qa-loop/qa-loop-junit.xml")).unwrap();
+    assert!(
+        junit.contains("<skipped message=\"skipped: the change touches nothing"),
+        "{junit}"
+    );
+}
+
+#[test]
+fn ignored_files_skip_a_suite_and_always_runs_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    project(d, true);
+    std::fs::write(d.join("web/README.md"), "# web\n\nNotes.\n").unwrap();
+    git(d, &["commit", "-qam", "docs"]);
+    let o = run(d);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let web = gate(d, "integration_tests");
+    assert_eq!(web["status"], "skipped", "{web:#}");
+    assert_eq!(
+        gate(d, "unit_tests")["status"],
+        "passed",
+        "`always: true` runs"
+    );
+    assert!(d.join("ran-api").exists() && !d.join("ran-web").exists());
+}
