@@ -167,3 +167,70 @@ fn ignored_files_skip_a_suite_and_always_runs_one() {
     );
     assert!(d.join("ran-api").exists() && !d.join("ran-web").exists());
 }
+
+/// The diff that matters first: a lockfile, a generated file (`.gitattributes`) and a vendored
+/// directory are summarised as one line each, and the source is shown in full.
+#[test]
+fn lockfiles_generated_and_vendored_files_are_summarised_and_the_source_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    project(d, false);
+    std::fs::write(
+        d.join(".gitattributes"),
+        "api/*_pb2.py linguist-generated=true\n",
+    )
+    .unwrap();
+    git(d, &["add", ".gitattributes"]);
+    git(d, &["commit", "-qm", "attributes"]);
+    git(d, &["checkout", "-q", "-b", "big"]);
+    let lock: String = (0..20_000)
+        .map(|i| format!("  \"dep-{i}\": \"1.0.{i}\",\n"))
+        .collect();
+    std::fs::write(d.join("package-lock.json"), format!("{{\n{lock}}}\n")).unwrap();
+    let generated: String = (0..5_000).map(|i| format!("FIELD_{i} = {i}\n")).collect();
+    std::fs::write(d.join("api/schema_pb2.py"), generated).unwrap();
+    std::fs::create_dir_all(d.join("web/vendor/chartlib")).unwrap();
+    let vendored: String = (0..5_000)
+        .map(|i| format!("function f{i}() {{ return {i}; }}\n"))
+        .collect();
+    std::fs::write(d.join("web/vendor/chartlib/chart.js"), vendored).unwrap();
+    std::fs::write(
+        d.join("web/app.py"),
+        "def title():\n    return 'Home'\n\n\ndef greeting(name):\n    return f'Hello, {name}'\n",
+    )
+    .unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "big change"]);
+    let session = json!({"calls": [{"role": "reviewer",
+        "expect_in_request": [
+            "def greeting(name):",
+            "`package-lock.json` (lockfile, +20002",
+            "`api/schema_pb2.py` (generated (.gitattributes), +5000",
+            "`web/vendor/chartlib/chart.js` (vendored, +5000"
+        ],
+        "expect_not_in_request": ["dep-19999", "FIELD_4999", "function f4999", "left out (use `git_diff`"],
+        "tool_calls": [{"id": "v", "name": "submit_verdict",
+        "arguments": {"status": "approved", "score": 95, "confidence": 0.9, "summary": "ok",
+                      "criteria": [], "issues": []}}]}]});
+    std::fs::write(d.join("session.json"), session.to_string()).unwrap();
+    let o = qa(
+        d,
+        &[
+            "run",
+            "--provider",
+            "replay",
+            "--replay-session",
+            "session.json",
+            "--base",
+            "main",
+            "--mode",
+            "review",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

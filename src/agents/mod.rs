@@ -3,6 +3,7 @@
 
 pub mod analyst;
 pub mod context;
+pub mod diffview;
 pub mod meter;
 pub mod prompts;
 pub mod roles;

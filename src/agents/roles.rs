@@ -66,11 +66,16 @@ impl Reviewer for AgentReviewer<'_> {
             tracing::warn!("cannot compute the diff: {e}");
         }
         let empty = VerificationReport::default();
+        let verification = engine.verification().unwrap_or(&empty);
+        let hints = super::diffview::DiffHints::from_repo(
+            &self.shared.root,
+            named_files(&self.strategy.criteria, engine.history(), verification),
+        );
         let brief = tasks::ReviewBrief {
             iteration,
             risk_level: self.strategy.risk_level,
             criteria: &self.strategy.criteria,
-            verification: engine.verification().unwrap_or(&empty),
+            verification,
             earlier: engine.history(),
             diff: diff.as_deref().map_err(String::as_str),
             no_test_project: self.strategy.no_test_project,
@@ -79,6 +84,7 @@ impl Reviewer for AgentReviewer<'_> {
             guidance: self.guidance.as_deref(),
             // Without `run_command` nothing of the change may run: an untrusted change.
             untrusted: !self.shared.tools.commands,
+            hints: &hints,
         };
         let root = &self.shared.root;
         let tree = match crate::vcs::snapshot(root, &self.own_paths).await {
@@ -310,5 +316,44 @@ fn page_images(root: &std::path::Path, v: &VerificationReport) -> Vec<crate::llm
         named.join(", ")
     ))];
     out.extend(images);
+    out
+}
+
+/// The files the review is about first: those the criteria name (path-like words), the open
+/// issues of the last iteration point at, and the failing tests live in.
+fn named_files(
+    criteria: &[crate::config::Criterion],
+    history: &[crate::engine::IterationRecord],
+    verification: &VerificationReport,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in criteria {
+        for w in c.text.split(|ch: char| {
+            ch.is_whitespace() || matches!(ch, '`' | '\'' | '"' | '(' | ')' | ',')
+        }) {
+            let w = w.trim_end_matches(['.', ':', ';']);
+            let (stem, ext) = w.rsplit_once('.').unwrap_or(("", ""));
+            if !stem.is_empty()
+                && (1..=5).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+            {
+                out.push(w.to_string());
+            }
+        }
+    }
+    if let Some(last) = history.last() {
+        out.extend(last.issues.iter().filter_map(|i| i.file.clone()));
+    }
+    for suite in &verification.tests {
+        out.extend(
+            suite
+                .cases
+                .iter()
+                .filter(|c| c.is_failure())
+                .filter_map(|c| c.file.as_deref().map(str::to_string)),
+        );
+    }
+    out.sort();
+    out.dedup();
     out
 }

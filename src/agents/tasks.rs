@@ -26,38 +26,35 @@ pub struct ReviewBrief<'a> {
     pub plan_checks: &'a [crate::config::strategy::Sourced],
     /// A human's guidance for this run (`/qa resume <guidance>`, `/qa fix <instructions>`).
     pub guidance: Option<&'a str>,
+    /// What orders and summarises the diff.
+    pub hints: &'a DiffHints,
 }
 
-/// A diff cut to a budget: whole files in order, the rest named.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ShownDiff {
-    pub text: String,
-    pub omitted_files: Vec<String>,
+pub use super::diffview::{DiffHints, ShownDiff};
+
+/// The change cut to `budget`, the diff that matters first ([`super::diffview::fit`]).
+pub fn fit_diff(diff: &str, budget: usize, hints: &DiffHints) -> ShownDiff {
+    super::diffview::fit(diff, budget, hints)
 }
 
-/// Splits a unified diff into per-file sections and keeps whole sections within `budget`.
-pub fn fit_diff(diff: &str, budget: usize) -> ShownDiff {
-    let mut sections: Vec<&str> = Vec::new();
-    let mut start = 0;
-    for (i, _) in diff.match_indices("diff --git ") {
-        if i > start && (i == 0 || diff.as_bytes()[i - 1] == b'\n') {
-            sections.push(&diff[start..i]);
-            start = i;
+/// What was summarised or left out of a shown diff, for the task text.
+fn left_out(shown: &ShownDiff, out: &mut String) {
+    if !shown.summarised.is_empty() {
+        out.push_str("\nSummarised, not shown (lockfiles, generated, vendored):\n");
+        for s in &shown.summarised {
+            out.push_str(&format!("- {s}\n"));
         }
     }
-    sections.push(&diff[start..]);
-    let mut text = String::new();
-    let mut omitted_files = Vec::new();
-    for s in sections {
-        if text.len() + s.len() <= budget {
-            text.push_str(s);
-        } else if let Some(name) = s.lines().next().and_then(|l| l.rsplit(" b/").next()) {
-            omitted_files.push(name.to_string());
-        }
-    }
-    ShownDiff {
-        text,
-        omitted_files,
+    if !shown.omitted.is_empty() {
+        let list: Vec<String> = shown
+            .omitted
+            .iter()
+            .map(|(p, n)| format!("`{p}` ({})", super::diffview::size(*n)))
+            .collect();
+        out.push_str(&format!(
+            "\nThe diff was too large; these files were left out (use `git_diff` or `read_file`): {}\n",
+            list.join(", ")
+        ));
     }
 }
 
@@ -95,7 +92,7 @@ They are not criteria: a check you cannot make here is not a defect — name it 
     }
     verification_section(b, &mut out);
     earlier_section(b, &mut out);
-    let shown = fit_diff(b.diff.unwrap_or_default(), DIFF_BUDGET);
+    let shown = fit_diff(b.diff.unwrap_or_default(), DIFF_BUDGET, b.hints);
     out.push_str("## The change (git diff)\n\n");
     if let Err(why) = b.diff {
         out.push_str(&format!(
@@ -107,12 +104,7 @@ They are not criteria: a check you cannot make here is not a defect — name it 
     } else {
         out.push_str(&format!("```diff\n{}\n```\n", shown.text.trim_end()));
     }
-    if !shown.omitted_files.is_empty() {
-        out.push_str(&format!(
-            "\nThe diff was too large; these files were left out (use `git_diff` or `read_file`): {}\n",
-            shown.omitted_files.join(", ")
-        ));
-    }
+    left_out(&shown, &mut out);
     out.push_str(
         "\nVerify claims by reading code and running commands. End with `submit_verdict`.\n",
     );
@@ -195,19 +187,14 @@ pub fn follow_up_task(b: &ReviewBrief<'_>, changes: &str) -> (String, Vec<String
     );
     verification_section(b, &mut out);
     earlier_section(b, &mut out);
-    let shown = fit_diff(changes, DIFF_BUDGET);
+    let shown = fit_diff(changes, DIFF_BUDGET, b.hints);
     out.push_str("## What changed since your last review\n\n");
     if shown.text.trim().is_empty() {
         out.push_str("Nothing: the files are as they were at your last review.\n");
     } else {
         out.push_str(&format!("```diff\n{}\n```\n", shown.text.trim_end()));
     }
-    if !shown.omitted_files.is_empty() {
-        out.push_str(&format!(
-            "\nToo large to show; these changed files were left out (use `read_file`): {}\n",
-            shown.omitted_files.join(", ")
-        ));
-    }
+    left_out(&shown, &mut out);
     out.push_str(
         "\nThe whole change is in `git_diff`. Verify claims by reading code and running commands. End with `submit_verdict`.\n",
     );
@@ -259,7 +246,7 @@ mod tests {
         let a = "diff --git a/a.py b/a.py\n+1\n";
         let b = format!("diff --git a/big.py b/big.py\n{}\n", "+x\n".repeat(100));
         let c = "diff --git a/c.py b/c.py\n+3\n";
-        let shown = fit_diff(&format!("{a}{b}{c}"), 60);
+        let shown = fit_diff(&format!("{a}{b}{c}"), 60, &DiffHints::default());
         assert_eq!(shown.text, format!("{a}{c}"));
         assert_eq!(shown.omitted_files, vec!["big.py"]);
     }

@@ -36,6 +36,12 @@ struct Call {
     /// How many images the message this call answers must carry (screenshots).
     #[serde(default)]
     expect_images: Option<usize>,
+    /// Texts the request's messages must hold (the task as the agent got it).
+    #[serde(default)]
+    expect_in_request: Vec<String>,
+    /// Texts the request's messages must not hold.
+    #[serde(default)]
+    expect_not_in_request: Vec<String>,
 }
 
 /// Replays a session's calls in order, checking each is asked by the expected agent.
@@ -98,6 +104,35 @@ impl ReplayProvider {
                         "replay session call {}: no tool result contains `{want}`; the results were:\n{}",
                         index + 1,
                         crate::text::clip(&results.join("\n---\n"), 2000)
+                    )));
+                }
+            }
+        }
+        if !call.expect_in_request.is_empty() || !call.expect_not_in_request.is_empty() {
+            let text: String = request
+                .messages
+                .iter()
+                .flat_map(|m| &m.content)
+                .filter_map(|c| match c {
+                    super::types::Content::Text(t) => Some(t.as_str()),
+                    super::types::Content::ToolResult { content, .. } => Some(content.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            for want in &call.expect_in_request {
+                if !text.contains(want.as_str()) {
+                    return Err(ProviderError::Fatal(format!(
+                        "replay session call {}: the request does not contain `{want}`",
+                        index + 1
+                    )));
+                }
+            }
+            for unwanted in &call.expect_not_in_request {
+                if text.contains(unwanted.as_str()) {
+                    return Err(ProviderError::Fatal(format!(
+                        "replay session call {}: the request contains `{unwanted}`",
+                        index + 1
                     )));
                 }
             }
