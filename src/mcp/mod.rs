@@ -47,6 +47,8 @@ struct Server {
     /// The stdio server's process group.
     group: Option<Pid>,
     stderr: std::sync::Arc<Mutex<Vec<u8>>>,
+    /// The task draining the stdio server's stderr (it ends when the server exits).
+    stderr_reader: Option<tokio::task::JoinHandle<()>>,
 }
 
 enum State {
@@ -247,8 +249,13 @@ impl Hub {
         else {
             return failure(format!("no MCP tool `{name}`"));
         };
+        self.counted(server, &tool.name, arguments).await
+    }
+
+    /// A call, counted in the server's calls and failed calls.
+    async fn counted(&self, server: &Server, tool: &str, arguments: &Value) -> CallResult {
         server.calls.fetch_add(1, Ordering::Relaxed);
-        let result = self.call_on(server, &tool.name, arguments).await;
+        let result = self.call_on(server, tool, arguments).await;
         if result.is_error {
             server.failed_calls.fetch_add(1, Ordering::Relaxed);
         }
@@ -261,12 +268,7 @@ impl Hub {
         let Some(s) = self.servers.iter().find(|s| s.name == server) else {
             return failure(format!("no MCP server `{server}` is configured"));
         };
-        s.calls.fetch_add(1, Ordering::Relaxed);
-        let result = self.call_on(s, tool, arguments).await;
-        if result.is_error {
-            s.failed_calls.fetch_add(1, Ordering::Relaxed);
-        }
-        result
+        self.counted(s, tool, arguments).await
     }
 
     /// Why `server` cannot be used, if it cannot.
@@ -524,6 +526,7 @@ async fn start_one(
         exited: AtomicBool::new(false),
         group: None,
         stderr: Default::default(),
+        stderr_reader: None,
     };
     let timeout = cfg.startup_timeout.map_or(STARTUP_TIMEOUT, |d| d.0);
     let started = tokio::time::timeout(
@@ -577,6 +580,13 @@ async fn start_one(
 }
 
 async fn fail(mut server: Server, why: String) -> Server {
+    if let Some(pg) = server.group.take() {
+        stop_group(pg).await;
+    }
+    // What a crashed server wrote may still be in the pipe: read it to its end (bounded).
+    if let Some(reader) = server.stderr_reader.take() {
+        let _ = tokio::time::timeout(Duration::from_secs(1), reader).await;
+    }
     let tail = stderr_tail(&server.stderr);
     let why = if tail.is_empty() {
         why
@@ -584,9 +594,6 @@ async fn fail(mut server: Server, why: String) -> Server {
         format!("{why}; its last output:\n{tail}")
     };
     tracing::warn!("MCP server `{}` is not available: {why}", server.name);
-    if let Some(pg) = server.group.take() {
-        stop_group(pg).await;
-    }
     server.state = State::Failed(why);
     server
 }
@@ -636,7 +643,7 @@ async fn connect(
     server.group = transport.id().map(|id| Pid::from_raw(id as i32));
     if let Some(mut err) = stderr {
         let buf = server.stderr.clone();
-        tokio::spawn(async move {
+        server.stderr_reader = Some(tokio::spawn(async move {
             use tokio::io::AsyncReadExt;
             let mut chunk = [0u8; 4096];
             while let Ok(n) = err.read(&mut chunk).await {
@@ -650,7 +657,7 @@ async fn connect(
                     b.drain(..cut);
                 }
             }
-        });
+        }));
     }
     ().serve(transport)
         .await
