@@ -187,11 +187,7 @@ async fn dispatch(cli: Cli) -> Exit {
             Ok(inputs) => {
                 // Suites chosen by path: what the current change (against `base`, else HEAD)
                 // touches decides which would run.
-                let by_path = inputs
-                    .strategy
-                    .suites
-                    .iter()
-                    .any(|s| !s.paths.is_empty() || !s.paths_ignore.is_empty());
+                let by_path = inputs.strategy.suites.iter().any(config::Suite::by_path);
                 let changed = if by_path {
                     let base = inputs.settings.paths.base.as_deref().unwrap_or("HEAD");
                     crate::vcs::changed_files(&root, &crate::vcs::DiffBase::from(base))
@@ -447,7 +443,7 @@ fn validate_view(inputs: &config::Inputs, json: bool, changed: Option<&[String]>
         for (c, from) in suite.commands.iter().zip(&suite.sources) {
             out.push_str(&format!("  $ {c}\n      from {from}\n"));
         }
-        if !suite.paths.is_empty() || !suite.paths_ignore.is_empty() {
+        if suite.by_path() {
             if !suite.paths.is_empty() {
                 out.push_str(&format!("  paths: {}\n", suite.paths.join(", ")));
             }

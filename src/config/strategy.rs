@@ -86,12 +86,17 @@ pub struct Suite {
 }
 
 impl Suite {
+    /// Whether the suite is chosen by the paths a change touches.
+    pub fn by_path(&self) -> bool {
+        !self.paths.is_empty() || !self.paths_ignore.is_empty()
+    }
+
     /// Why the suite is skipped for a change touching `changed` (repository-relative paths),
     /// or `None` when it runs: it has no `paths`/`paths_ignore`, is `always`, is required by
     /// the risk level, the change is unknown (it runs — a gate never silently disappears), or a
     /// changed file is under its `paths` and not under `paths_ignore`.
     pub fn skip_reason(&self, changed: Option<&[String]>) -> Option<String> {
-        if (self.paths.is_empty() && self.paths_ignore.is_empty()) || self.always {
+        if !self.by_path() || self.always {
             return None;
         }
         if self.required && self.required_by == RequiredBy::RiskLevel {

@@ -4,7 +4,7 @@
 //! is noticed at once, so a crash ends the scenario under way instead of leaving it waiting.
 
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
 
@@ -36,36 +36,6 @@ impl<'a> App<'a> {
             running: None,
             exited: None,
             stop: None,
-        }
-    }
-
-    /// Starts `command` in `cwd`; its output goes to `log`.
-    pub fn start(
-        launcher: &Launcher,
-        command: &'a str,
-        cwd: &'a Path,
-        log: Option<PathBuf>,
-    ) -> App<'a> {
-        let stop = launcher.cancel().child();
-        let launcher = launcher.with_cancel(stop.clone());
-        tracing::info!(%command, "starting the app under test");
-        let run = async move {
-            launcher
-                .run(Job {
-                    command,
-                    cwd,
-                    timeout: APP_LIFETIME,
-                    head: 2 * 1024,
-                    tail: 4 * 1024,
-                    log,
-                })
-                .await
-        };
-        App {
-            command: command.to_string(),
-            running: Some(Box::pin(run)),
-            exited: None,
-            stop: Some(stop),
         }
     }
 

@@ -76,7 +76,7 @@ impl Conversations<'_> {
         };
         let cancel = self.launcher.cancel().clone();
         let mut app = match &cfg.start {
-            Some(cmd) => App::start(&self.launcher, cmd, &self.root, log),
+            Some(cmd) => App::spawn(&self.launcher, cmd.clone(), self.root.clone(), log),
             None => App::none(),
         };
         let ready_timeout = cfg.ready_timeout.map_or(DEFAULT_READY_TIMEOUT, |d| d.0);

@@ -119,13 +119,7 @@ impl Verifier {
         let added = added.as_ref().and_then(|a| a.as_ref().ok());
         // The files the change touches, for suites chosen by path (unknown: they all run).
         let changed: Option<Vec<String>> = match &self.diff_base {
-            Some(base)
-                if self
-                    .strategy
-                    .suites
-                    .iter()
-                    .any(|s| !s.paths.is_empty() || !s.paths_ignore.is_empty()) =>
-            {
+            Some(base) if self.strategy.suites.iter().any(Suite::by_path) => {
                 match crate::vcs::changed_files(&self.root, base).await {
                     Ok(files) => Some(
                         files
