@@ -169,6 +169,66 @@ pub async fn in_work_tree(root: &Path) -> bool {
         .is_ok_and(|o| o.trim() == "true")
 }
 
+/// Whether the commit `ancestor` is in the history of `HEAD` (false when this checkout does not
+/// have it).
+pub async fn is_ancestor_of_head(root: &Path, ancestor: &str) -> bool {
+    git(root, &["merge-base", "--is-ancestor", ancestor, "HEAD"])
+        .await
+        .is_ok()
+}
+
+/// One commit of a range, as [`commits_between`] reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommitLine {
+    pub sha: String,
+    pub author: String,
+    pub subject: String,
+    /// The `QA-Loop-Iteration:` trailer of qa-loop's fix commits.
+    pub fix_iteration: Option<u32>,
+}
+
+/// The commits in `from..HEAD`, oldest first (at most `limit`, the newest kept).
+pub async fn commits_since(
+    root: &Path,
+    from: &str,
+    limit: usize,
+) -> Result<Vec<CommitLine>, String> {
+    let range = format!("{from}..HEAD");
+    let max = format!("--max-count={limit}");
+    let out = git(
+        root,
+        &[
+            "log",
+            &max,
+            "--format=%H%x1f%an%x1f%s%x1f%(trailers:key=QA-Loop-Iteration,valueonly,separator=%x2C)%x1e",
+            &range,
+            "--",
+        ],
+    )
+    .await?;
+    let mut commits: Vec<CommitLine> = out
+        .split('\x1e')
+        .filter_map(|rec| {
+            let mut f = rec.trim_matches('\n').split('\x1f');
+            let sha = f.next()?.trim().to_string();
+            if sha.is_empty() {
+                return None;
+            }
+            Some(CommitLine {
+                sha,
+                author: f.next().unwrap_or_default().to_string(),
+                subject: f.next().unwrap_or_default().to_string(),
+                fix_iteration: f
+                    .next()
+                    .and_then(|t| t.split(',').next())
+                    .and_then(|t| t.trim().parse().ok()),
+            })
+        })
+        .collect();
+    commits.reverse();
+    Ok(commits)
+}
+
 /// The merge base of `a` and `b`, or why there is none.
 pub async fn merge_base_of(root: &Path, a: &str, b: &str) -> Result<String, String> {
     let sha = git(root, &["merge-base", a, b]).await?;
@@ -244,9 +304,25 @@ pub async fn merge_base(root: &Path, base: &str) -> String {
 
 /// The change under review: `git diff <merge-base>` plus the untracked files (by name).
 pub async fn diff(root: &Path, base: &DiffBase) -> Result<String, String> {
+    diff_paths(root, base, &[]).await
+}
+
+/// [`diff`] limited to `paths` (repository-relative, taken literally; all files when empty).
+pub async fn diff_paths(root: &Path, base: &DiffBase, paths: &[&str]) -> Result<String, String> {
     let base = merge_base(root, base.rev()?).await;
-    let mut out = git(root, &["diff", "--no-color", "--no-ext-diff", &base, "--"]).await?;
-    let untracked = git(root, &["ls-files", "--others", "--exclude-standard"]).await?;
+    diff_since(root, &base, paths).await
+}
+
+/// The working tree against the commit `rev` (no merge base taken), limited to `paths` when
+/// given, plus the untracked files (by name).
+pub async fn diff_since(root: &Path, rev: &str, paths: &[&str]) -> Result<String, String> {
+    let literal: Vec<String> = paths.iter().map(|p| format!(":(literal){p}")).collect();
+    let mut args = vec!["diff", "--no-color", "--no-ext-diff", rev, "--"];
+    args.extend(literal.iter().map(String::as_str));
+    let mut out = git(root, &args).await?;
+    let mut args = vec!["ls-files", "--others", "--exclude-standard", "--"];
+    args.extend(literal.iter().map(String::as_str));
+    let untracked = git(root, &args).await?;
     let files: Vec<&str> = untracked.lines().filter(|l| !l.is_empty()).collect();
     if !files.is_empty() {
         out.push_str("\n# untracked files (new, not shown above):\n");
@@ -309,8 +385,57 @@ pub async fn diff_trees(root: &Path, from: &str, to: &str) -> Result<String, Str
     .await
 }
 
-/// Lines the change adds, per file (repository-relative path → `(line number, text)`).
-pub type AddedLines = std::collections::BTreeMap<String, Vec<(u32, String)>>;
+/// Lines the change adds, per file (repository-relative path → its added lines).
+pub type AddedLines = std::collections::BTreeMap<String, AddedFile>;
+
+/// The line numbers a change adds to one file, ascending (the texts are handed to a visitor as
+/// the diff is read, never kept: a change of a million lines costs 4 MB here).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AddedFile {
+    lines: Vec<u32>,
+}
+
+impl AddedFile {
+    pub fn push(&mut self, number: u32) {
+        self.lines.push(number);
+    }
+
+    /// The added line numbers, ascending.
+    pub fn numbers(&self) -> impl Iterator<Item = u32> + '_ {
+        self.lines.iter().copied()
+    }
+
+    /// Whether line `n` is added.
+    pub fn contains(&self, n: u32) -> bool {
+        self.lines.binary_search(&n).is_ok()
+    }
+
+    /// Whether an added line is within `distance` lines of `n`.
+    pub fn near(&self, n: u32, distance: u32) -> bool {
+        let from = self
+            .lines
+            .partition_point(|k| *k < n.saturating_sub(distance));
+        self.lines
+            .get(from)
+            .is_some_and(|k| *k <= n.saturating_add(distance))
+    }
+
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+}
+
+impl From<Vec<(u32, String)>> for AddedFile {
+    fn from(lines: Vec<(u32, String)>) -> Self {
+        AddedFile {
+            lines: lines.into_iter().map(|(n, _)| n).collect(),
+        }
+    }
+}
 
 /// Largest untracked file whose lines count as added.
 const MAX_UNTRACKED_BYTES: u64 = 1024 * 1024;
@@ -318,8 +443,19 @@ const MAX_UNTRACKED_BYTES: u64 = 1024 * 1024;
 /// The lines added since the merge base of `base` (working tree, staged or not), plus every line
 /// of untracked files (text files up to 1 MiB).
 pub async fn added_lines(root: &Path, base: &DiffBase) -> Result<AddedLines, String> {
+    added_lines_visit(root, base, |_, _, _| {}).await
+}
+
+/// [`added_lines`], handing each added line to `visit` (`path`, line number, text) as it is
+/// read: the diff of a huge change is never held whole.
+pub async fn added_lines_visit(
+    root: &Path,
+    base: &DiffBase,
+    mut visit: impl FnMut(&str, u32, &str),
+) -> Result<AddedLines, String> {
     let base = merge_base(root, base.rev()?).await;
-    let diff = git(
+    let mut parser = AddedParser::new(&mut visit);
+    git_each_line(
         root,
         &[
             "diff",
@@ -330,9 +466,10 @@ pub async fn added_lines(root: &Path, base: &DiffBase) -> Result<AddedLines, Str
             &base,
             "--",
         ],
+        |line| parser.line(line),
     )
     .await?;
-    let mut out = parse_added_lines(&diff);
+    let mut out = parser.finish();
     let untracked = git(root, &["ls-files", "--others", "--exclude-standard", "-z"]).await?;
     for file in untracked.split('\0').filter(|f| !f.is_empty()) {
         let path = root.join(file);
@@ -348,13 +485,12 @@ pub async fn added_lines(root: &Path, base: &DiffBase) -> Result<AddedLines, Str
             continue; // binary
         }
         let text = String::from_utf8_lossy(&bytes);
-        out.insert(
-            file.to_string(),
-            text.lines()
-                .enumerate()
-                .map(|(i, l)| (i as u32 + 1, l.to_string()))
-                .collect(),
-        );
+        let mut lines = AddedFile::default();
+        for (i, l) in text.lines().enumerate() {
+            lines.push(i as u32 + 1);
+            visit(file, i as u32 + 1, l);
+        }
+        out.insert(file.to_string(), lines);
     }
     Ok(out)
 }
@@ -380,37 +516,121 @@ pub async fn changed_files(root: &Path, base: &DiffBase) -> Result<Vec<String>, 
     Ok(files)
 }
 
-/// Parses `git diff --unified=0` output into added lines per file.
-pub fn parse_added_lines(diff: &str) -> AddedLines {
-    let mut out = AddedLines::new();
-    let mut file: Option<String> = None;
-    let mut next: u32 = 0;
+/// Parses `git diff --unified=0` output into added lines per file, handing each added line to
+/// `visit` (`path`, line number, text).
+pub fn parse_added_lines(diff: &str, mut visit: impl FnMut(&str, u32, &str)) -> AddedLines {
+    let mut parser = AddedParser::new(&mut visit);
     for line in diff.lines() {
+        parser.line(line);
+    }
+    parser.finish()
+}
+
+/// [`parse_added_lines`] a line at a time.
+struct AddedParser<'v, V: FnMut(&str, u32, &str)> {
+    out: AddedLines,
+    /// The file being read and its lines so far.
+    file: Option<(String, AddedFile)>,
+    next: u32,
+    visit: &'v mut V,
+}
+
+impl<'v, V: FnMut(&str, u32, &str)> AddedParser<'v, V> {
+    fn new(visit: &'v mut V) -> Self {
+        AddedParser {
+            out: AddedLines::new(),
+            file: None,
+            next: 0,
+            visit,
+        }
+    }
+
+    fn line(&mut self, line: &str) {
         if let Some(rest) = line.strip_prefix("+++ ") {
-            file = match rest {
-                "/dev/null" => None,
-                p => Some(unquote(p).trim_start_matches("b/").to_string()),
-            };
+            self.close();
+            if rest != "/dev/null" {
+                let path = unquote(rest).trim_start_matches("b/").to_string();
+                let lines = self.out.remove(&path).unwrap_or_default();
+                self.file = Some((path, lines));
+            }
         } else if line.starts_with("--- ") || line.starts_with("diff --git ") {
-            continue;
+            if line.starts_with("diff --git ") {
+                self.close();
+            }
         } else if let Some(hunk) = line.strip_prefix("@@ ") {
             // `@@ -a,b +c,d @@`: added lines start at c.
-            next = hunk
+            self.next = hunk
                 .split_whitespace()
                 .find_map(|p| p.strip_prefix('+'))
                 .and_then(|p| p.split(',').next())
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(0);
         } else if let Some(text) = line.strip_prefix('+') {
-            if let Some(f) = &file {
-                out.entry(f.clone())
-                    .or_default()
-                    .push((next, text.to_string()));
+            if let Some((path, lines)) = &mut self.file {
+                lines.push(self.next);
+                (self.visit)(path, self.next, text);
             }
-            next += 1;
+            self.next += 1;
         }
     }
-    out
+
+    fn close(&mut self) {
+        if let Some((path, lines)) = self.file.take()
+            && !lines.is_empty()
+        {
+            self.out.insert(path, lines);
+        }
+    }
+
+    fn finish(mut self) -> AddedLines {
+        self.close();
+        self.out
+    }
+}
+
+/// Runs `git` in `root`, handing each line of its output to `each` as it comes (a trailing
+/// `\r` is kept; invalid UTF-8 is replaced).
+pub(crate) async fn git_each_line(
+    root: &Path,
+    args: &[&str],
+    mut each: impl FnMut(&str),
+) -> Result<(), String> {
+    use tokio::io::AsyncBufReadExt;
+    let mut cmd = isolated(root, &[]);
+    cmd.args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().map_err(|e| format!("cannot run git: {e}"))?;
+    let stdout = child.stdout.take().expect("piped");
+    let mut reader = tokio::io::BufReader::with_capacity(64 * 1024, stdout);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .await
+            .map_err(|e| format!("cannot read git's output: {e}"))?;
+        if n == 0 {
+            break;
+        }
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        }
+        each(&String::from_utf8_lossy(&buf));
+    }
+    let out = child
+        .wait_with_output()
+        .await
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "git {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(())
 }
 
 /// git quotes unusual paths: `"b/sp\303\251cial.py"`; the quotes are dropped (escapes kept).
@@ -449,17 +669,29 @@ new file mode 100644
 @@ -0,0 +1 @@
 +console.log('x')
 ";
-        let got = parse_added_lines(diff);
+        let mut texts = Vec::new();
+        let got = parse_added_lines(diff, |p, n, t| texts.push(format!("{p}:{n}:{t}")));
         assert_eq!(
-            got["calc.py"],
+            texts,
             [
-                (2, "    return a + b".to_string()),
-                (11, "    print(a)".to_string()),
-                (12, "    # TODO: negative numbers".to_string())
+                "calc.py:2:    return a + b",
+                "calc.py:11:    print(a)",
+                "calc.py:12:    # TODO: negative numbers",
+                "new.js:1:console.log('x')"
             ]
         );
-        assert_eq!(got["new.js"], [(1, "console.log('x')".to_string())]);
+        assert_eq!(got["calc.py"].numbers().collect::<Vec<_>>(), [2, 11, 12]);
+        assert_eq!(got["new.js"].numbers().collect::<Vec<_>>(), [1]);
         assert!(!got.contains_key("old.py"));
+    }
+
+    #[test]
+    fn added_files_answer_membership_and_nearness_by_search() {
+        let f = AddedFile::from(vec![(3, "c".into()), (10, "j".into()), (11, "k".into())]);
+        assert!(f.contains(10) && !f.contains(4));
+        assert!(f.near(6, 3) && f.near(14, 3) && f.near(0, 3));
+        assert!(!f.near(15, 3) && !f.near(6, 2));
+        assert!(!AddedFile::default().near(0, 5));
     }
 
     #[test]
@@ -491,14 +723,15 @@ new file mode 100644
         run(&["commit", "-q", "-m", "i"]);
         std::fs::write(dir.path().join("a.py"), "one\nTWO\nthree\n").unwrap();
         std::fs::write(dir.path().join("b.py"), "new\n").unwrap();
+        let mut texts = Vec::new();
         let got = crate::test_support::rt()
-            .block_on(added_lines(dir.path(), &"HEAD".into()))
+            .block_on(added_lines_visit(dir.path(), &"HEAD".into(), |p, n, t| {
+                texts.push(format!("{p}:{n}:{t}"))
+            }))
             .unwrap();
-        assert_eq!(
-            got["a.py"],
-            [(2, "TWO".to_string()), (3, "three".to_string())]
-        );
-        assert_eq!(got["b.py"], [(1, "new".to_string())]);
+        assert_eq!(texts, ["a.py:2:TWO", "a.py:3:three", "b.py:1:new"]);
+        assert_eq!(got["a.py"].numbers().collect::<Vec<_>>(), [2, 3]);
+        assert_eq!(got["b.py"].numbers().collect::<Vec<_>>(), [1]);
 
         // Snapshots see tracked and untracked changes, leave the index alone and skip
         // excluded paths.

@@ -2016,3 +2016,6 @@ mod human;
 
 #[path = "github/notify.rs"]
 mod notify;
+
+#[path = "github/rereview.rs"]
+mod rereview;

@@ -224,6 +224,7 @@ mod tests {
             timestamp: String::new(),
             manual_test_plan: None,
             guidance: None,
+            reviewed_head: None,
         }
     }
 

@@ -156,82 +156,228 @@ pub struct ShownDiff {
     pub summarised: Vec<String>,
 }
 
-/// One file's section of a unified diff.
-struct Section<'a> {
+/// A change as an agent is shown it: the part that fits the budget, and every file with the
+/// size of its diff (untracked files, listed by name only, have size 0).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DiffView {
+    pub shown: ShownDiff,
+    pub files: Vec<(String, usize)>,
+}
+
+/// One file's section of a unified diff, measured.
+#[derive(Debug, Clone, Default)]
+struct Measured {
     path: String,
-    text: &'a str,
-    order: usize,
+    size: usize,
+    added: usize,
+    removed: usize,
+    /// Starts with `diff --git ` (not a preamble).
+    header: bool,
 }
 
-fn sections(diff: &str) -> Vec<Section<'_>> {
-    let mut starts: Vec<usize> = diff
-        .match_indices("diff --git ")
-        .filter(|(i, _)| *i == 0 || diff.as_bytes()[i - 1] == b'\n')
-        .map(|(i, _)| i)
-        .collect();
-    if starts.first() != Some(&0) {
-        starts.insert(0, 0);
-    }
-    let mut out = Vec::new();
-    for (n, w) in starts.iter().enumerate() {
-        let end = starts.get(n + 1).copied().unwrap_or(diff.len());
-        let text = &diff[*w..end];
-        if text.is_empty() {
-            continue;
+impl Measured {
+    fn start(first_line: &str) -> Measured {
+        Measured {
+            path: first_line
+                .strip_prefix("diff --git ")
+                .and_then(|l| l.rsplit(" b/").next())
+                .unwrap_or_default()
+                .to_string(),
+            header: first_line.starts_with("diff --git "),
+            ..Measured::default()
         }
-        let path = text
-            .lines()
-            .next()
-            .and_then(|l| l.rsplit(" b/").next())
-            .unwrap_or_default()
-            .to_string();
-        out.push(Section {
-            path,
-            text,
-            order: n,
-        });
     }
-    out
+
+    fn line(&mut self, line: &str) {
+        self.size += line.len() + 1;
+        if line.starts_with('+') && !line.starts_with("+++") {
+            self.added += 1;
+        } else if line.starts_with('-') && !line.starts_with("---") {
+            self.removed += 1;
+        }
+    }
 }
 
-/// Splits a unified diff into per-file sections, summarises what nobody reviews line by line,
-/// orders the rest by relevance and keeps whole sections within `budget`.
-pub fn fit(diff: &str, budget: usize, hints: &DiffHints) -> ShownDiff {
-    let mut out = ShownDiff::default();
-    let mut shown: Vec<Section> = Vec::new();
-    for s in sections(diff) {
+/// Measures a diff read line by line.
+#[derive(Default)]
+struct Measure {
+    sections: Vec<Measured>,
+}
+
+impl Measure {
+    fn line(&mut self, line: &str) {
+        if line.starts_with("diff --git ") || self.sections.is_empty() {
+            self.sections.push(Measured::start(line));
+        }
+        if let Some(s) = self.sections.last_mut() {
+            s.line(line);
+        }
+    }
+}
+
+/// What is shown (section indices, most relevant first), summarised and left out, decided on
+/// sizes alone.
+struct Choice {
+    shown: Vec<usize>,
+    summarised: Vec<String>,
+    omitted: Vec<(String, usize)>,
+}
+
+/// Summarises what nobody reviews line by line, orders the rest by relevance and keeps whole
+/// sections within `budget`.
+fn choose(sections: &[Measured], budget: usize, hints: &DiffHints) -> Choice {
+    let mut summarised = Vec::new();
+    let mut candidates: Vec<usize> = Vec::new();
+    for (i, s) in sections.iter().enumerate() {
         match hints.summarised(&s.path) {
-            Some(why) if s.text.starts_with("diff --git ") => {
-                let (mut added, mut removed) = (0usize, 0usize);
-                for l in s.text.lines() {
-                    if l.starts_with('+') && !l.starts_with("+++") {
-                        added += 1;
-                    } else if l.starts_with('-') && !l.starts_with("---") {
-                        removed += 1;
-                    }
-                }
-                out.summarised
-                    .push(format!("`{}` ({why}, +{added} −{removed} lines)", s.path));
-            }
-            _ => shown.push(s),
+            Some(why) if s.header => summarised.push(format!(
+                "`{}` ({why}, +{} −{} lines)",
+                s.path, s.added, s.removed
+            )),
+            _ => candidates.push(i),
         }
     }
-    shown.sort_by_key(|s| (hints.rank(&s.path), s.order));
-    let mut used = 0;
-    let mut kept: Vec<&Section> = Vec::new();
-    for s in &shown {
-        if used + s.text.len() <= budget {
-            used += s.text.len();
-            kept.push(s);
+    candidates.sort_by_key(|&i| (hints.rank(&sections[i].path), i));
+    let (mut used, mut shown, mut omitted) = (0, Vec::new(), Vec::new());
+    for i in candidates {
+        let s = &sections[i];
+        if used + s.size <= budget {
+            used += s.size;
+            shown.push(i);
         } else if !s.path.is_empty() {
-            out.omitted_files.push(s.path.clone());
-            out.omitted.push((s.path.clone(), s.text.len()));
+            omitted.push((s.path.clone(), s.size));
         }
     }
-    for s in kept {
-        out.text.push_str(s.text);
+    Choice {
+        shown,
+        summarised,
+        omitted,
     }
-    out
+}
+
+impl ShownDiff {
+    fn new(text: String, choice: Choice) -> ShownDiff {
+        ShownDiff {
+            text,
+            omitted_files: choice.omitted.iter().map(|(p, _)| p.clone()).collect(),
+            omitted: choice.omitted,
+            summarised: choice.summarised,
+        }
+    }
+}
+
+/// Splits a unified diff held in memory into per-file sections, summarises what nobody
+/// reviews line by line, orders the rest by relevance and keeps whole sections within
+/// `budget`.
+pub fn fit(diff: &str, budget: usize, hints: &DiffHints) -> ShownDiff {
+    let mut measure = Measure::default();
+    let mut starts = Vec::new();
+    let mut at = 0;
+    for line in diff.split_inclusive('\n') {
+        let before = measure.sections.len();
+        measure.line(line.strip_suffix('\n').unwrap_or(line));
+        if measure.sections.len() > before {
+            starts.push(at);
+        }
+        at += line.len();
+    }
+    starts.push(diff.len());
+    let choice = choose(&measure.sections, budget, hints);
+    let mut text = String::new();
+    for &i in &choice.shown {
+        text.push_str(&diff[starts[i]..starts[i + 1]]);
+    }
+    ShownDiff::new(text, choice)
+}
+
+impl DiffView {
+    /// The view of a diff held in memory.
+    pub fn of(diff: &str, budget: usize, hints: &DiffHints) -> DiffView {
+        let mut measure = Measure::default();
+        for line in diff.lines() {
+            measure.line(line);
+        }
+        DiffView {
+            shown: fit(diff, budget, hints),
+            files: measure
+                .sections
+                .into_iter()
+                .filter(|s| s.header)
+                .map(|s| (s.path, s.size))
+                .collect(),
+        }
+    }
+}
+
+/// Reads the change `git diff <revs>` (plus the untracked files, by name, when `untracked`)
+/// without holding it whole: a first pass measures every file's section, the choice is made on
+/// sizes, and a second `git diff` limited to the chosen files gives their text.
+pub async fn load(
+    root: &Path,
+    revs: &[&str],
+    untracked: bool,
+    budget: usize,
+    hints: &DiffHints,
+) -> Result<DiffView, String> {
+    let mut args = vec!["diff", "--no-color", "--no-ext-diff"];
+    args.extend_from_slice(revs);
+    args.push("--");
+    let mut measure = Measure::default();
+    crate::vcs::git_each_line(root, &args, |l| measure.line(l)).await?;
+    let sections = measure.sections;
+    let choice = choose(&sections, budget, hints);
+    let mut text = String::new();
+    if !choice.shown.is_empty() {
+        let specs: Vec<String> = choice
+            .shown
+            .iter()
+            .map(|&i| format!(":(literal){}", sections[i].path))
+            .collect();
+        let mut args = args.clone();
+        args.extend(specs.iter().map(String::as_str));
+        let chosen = crate::vcs::git(root, &args).await?;
+        let mut by_path: std::collections::HashMap<String, &str> = Default::default();
+        let mut at = 0;
+        let mut current: Option<(String, usize)> = None;
+        for line in chosen.split_inclusive('\n') {
+            if line.starts_with("diff --git ") {
+                if let Some((p, from)) = current.take() {
+                    by_path.insert(p, &chosen[from..at]);
+                }
+                current = Some((Measured::start(line.trim_end_matches('\n')).path, at));
+            }
+            at += line.len();
+        }
+        if let Some((p, from)) = current {
+            by_path.insert(p, &chosen[from..]);
+        }
+        for &i in &choice.shown {
+            if let Some(t) = by_path.get(&sections[i].path) {
+                text.push_str(t);
+            }
+        }
+    }
+    let mut files: Vec<(String, usize)> = sections
+        .iter()
+        .filter(|s| s.header)
+        .map(|s| (s.path.clone(), s.size))
+        .collect();
+    if untracked {
+        let list =
+            crate::vcs::git(root, &["ls-files", "--others", "--exclude-standard", "-z"]).await?;
+        let names: Vec<&str> = list.split('\0').filter(|f| !f.is_empty()).collect();
+        if !names.is_empty() {
+            text.push_str("\n# untracked files (new, not shown above):\n");
+            for f in &names {
+                text.push_str(&format!("#   {f}\n"));
+            }
+        }
+        files.extend(names.into_iter().map(|f| (f.to_string(), 0)));
+    }
+    Ok(DiffView {
+        shown: ShownDiff::new(text, choice),
+        files,
+    })
 }
 
 /// `12.3 KiB`.

@@ -6,6 +6,7 @@ pub mod context;
 pub mod diffview;
 pub mod meter;
 pub mod prompts;
+pub mod rereview;
 pub mod roles;
 pub mod runner;
 pub mod tasks;

@@ -61,32 +61,23 @@ impl Reviewer for AgentReviewer<'_> {
         );
         // An iteration is a review and the fix after it.
         self.shared.calls.new_iteration();
-        let diff = crate::vcs::diff(&self.shared.root, &self.shared.tools.diff_base).await;
-        if let Err(e) = &diff {
-            tracing::warn!("cannot compute the diff: {e}");
-        }
         let empty = VerificationReport::default();
         let verification = engine.verification().unwrap_or(&empty);
         let hints = super::diffview::DiffHints::from_repo(
             &self.shared.root,
             named_files(&self.strategy.criteria, engine.history(), verification),
         );
-        let brief = tasks::ReviewBrief {
-            iteration,
-            risk_level: self.strategy.risk_level,
-            criteria: &self.strategy.criteria,
-            verification,
-            earlier: engine.history(),
-            diff: diff.as_deref().map_err(String::as_str),
-            no_test_project: self.strategy.no_test_project,
-            discovered: &self.strategy.discovered,
-            plan_checks: &self.strategy.reviewer_checks,
-            guidance: self.guidance.as_deref(),
-            // Without `run_command` nothing of the change may run: an untrusted change.
-            untrusted: !self.shared.tools.commands,
-            hints: &hints,
-        };
         let root = &self.shared.root;
+        let diff = match self.shared.tools.diff_base.rev() {
+            Ok(base) => {
+                let base = crate::vcs::merge_base(root, base).await;
+                super::diffview::load(root, &[&base], true, tasks::DIFF_BUDGET, &hints).await
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = &diff {
+            tracing::warn!("cannot compute the diff: {e}");
+        }
         let tree = match crate::vcs::snapshot(root, &self.own_paths).await {
             Ok(t) => Some(t),
             Err(e) => {
@@ -96,23 +87,60 @@ impl Reviewer for AgentReviewer<'_> {
         };
         let changes = match (&self.last_tree, &tree) {
             (Some(last), Some(now)) if !self.conversation.is_empty() => {
-                crate::vcs::diff_trees(root, last, now).await.ok()
+                super::diffview::load(root, &[last, now], false, tasks::DIFF_BUDGET, &hints)
+                    .await
+                    .ok()
             }
             _ => None,
         };
+        // A review that starts a conversation while earlier reviews exist (a later run, or
+        // after an error) continues from the last commit one of them saw.
+        let baseline = match changes {
+            None if !engine.history().is_empty() => {
+                super::rereview::baseline(root, engine.history(), tasks::DIFF_BUDGET, &hints).await
+            }
+            _ => super::rereview::Baseline::None,
+        };
+        let brief = tasks::ReviewBrief {
+            iteration,
+            risk_level: self.strategy.risk_level,
+            criteria: &self.strategy.criteria,
+            verification,
+            earlier: engine.history(),
+            diff: diff.as_ref().map_err(String::as_str),
+            no_test_project: self.strategy.no_test_project,
+            discovered: &self.strategy.discovered,
+            plan_checks: &self.strategy.reviewer_checks,
+            guidance: self.guidance.as_deref(),
+            // Without `run_command` nothing of the change may run: an untrusted change.
+            untrusted: !self.shared.tools.commands,
+            hints: &hints,
+            gone: match &baseline {
+                super::rereview::Baseline::Gone { head } => Some(head),
+                _ => None,
+            },
+        };
+        let reviewed_head = super::rereview::reviewed_head(root, tree.as_deref()).await;
         match changes {
             Some(changes) => {
                 let (task, omitted) = tasks::follow_up_task(&brief, &changes);
                 let mut all = self.omitted_files.borrow_mut();
-                for f in omitted {
-                    if !all.contains(&f) {
-                        all.push(f);
-                    }
-                }
+                let known: std::collections::HashSet<String> = all.iter().cloned().collect();
+                all.extend(omitted.into_iter().filter(|f| !known.contains(f)));
                 crate::agents::runner::continue_with(&mut self.conversation, task);
             }
             None => {
-                let (task, omitted) = tasks::review_task(&brief);
+                let (task, omitted) = match &baseline {
+                    super::rereview::Baseline::Since(since) => {
+                        tracing::info!(
+                            since = %since.head,
+                            commits = since.commits.len(),
+                            "reviewing what changed since the last review"
+                        );
+                        tasks::rereview_task(&brief, since)
+                    }
+                    _ => tasks::review_task(&brief),
+                };
                 *self.omitted_files.borrow_mut() = omitted;
                 self.conversation = vec![crate::llm::Message::user(task)];
             }
@@ -166,6 +194,7 @@ impl Reviewer for AgentReviewer<'_> {
         match ended? {
             AgentEnd::Verdict(mut v) => {
                 super::verdict::complete_criteria(&mut v, &expected);
+                v.reviewed_head = reviewed_head;
                 Ok(v)
             }
             AgentEnd::Finished(_) => Err("the reviewer ended without a verdict".into()),

@@ -78,6 +78,7 @@ pub fn from_value(value: &Value) -> Result<Verdict, String> {
         criteria,
         issues,
         manual_test_plan: str_field(obj.get("manual_test_plan")).filter(|p| !p.trim().is_empty()),
+        reviewed_head: None,
     })
 }
 
@@ -198,6 +199,7 @@ pub fn from_text(text: &str) -> Result<Verdict, String> {
             criteria: Vec::new(),
             issues: Vec::new(),
             manual_test_plan: None,
+            reviewed_head: None,
         });
     }
     Err("no verdict found: call submit_verdict, or answer with the verdict JSON object".into())
@@ -330,6 +332,7 @@ fn from_markdown(text: &str) -> Result<Verdict, String> {
         criteria: Vec::new(),
         issues,
         manual_test_plan: None,
+        reviewed_head: None,
     })
 }
 

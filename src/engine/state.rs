@@ -74,6 +74,10 @@ pub struct IterationRecord {
     /// <instructions>`), with who wrote them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guidance: Option<String>,
+    /// The commit this review saw, when the working tree was exactly that commit: a later run
+    /// reviews what changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewed_head: Option<String>,
 }
 
 /// Why a run stopped with errors.
@@ -596,5 +600,6 @@ pub fn apply_gates(
         timestamp: at,
         manual_test_plan: verdict.manual_test_plan,
         guidance: None,
+        reviewed_head: verdict.reviewed_head,
     }
 }

@@ -84,6 +84,7 @@ fn verdict(approved: bool, score: u8, issues: Vec<Issue>) -> Result<Verdict, Str
         criteria: vec![],
         issues,
         manual_test_plan: None,
+        reviewed_head: None,
     })
 }
 

@@ -44,7 +44,7 @@ pub fn annotations(issues: &[Issue], added: &AddedLines) -> (Vec<Value>, usize) 
             let file = i.file.as_deref().unwrap_or_default();
             let line = i.line.unwrap_or(1);
             let rank = match added.get(file) {
-                Some(lines) if lines.iter().any(|(l, _)| l.abs_diff(line) <= 3) => 0,
+                Some(lines) if lines.near(line, 3) => 0,
                 Some(_) => 1,
                 None => 2,
             };
@@ -167,7 +167,7 @@ mod tests {
     #[test]
     fn changed_lines_come_first_and_the_overflow_is_counted() {
         let mut added = AddedLines::new();
-        added.insert("src/a.py".into(), vec![(10, "x".into())]);
+        added.insert("src/a.py".into(), vec![(10, "x".into())].into());
         let issues = vec![
             issue("Q1", Some("src/other.py"), Some(5), Severity::Critical),
             issue("Q2", Some("src/a.py"), Some(40), Severity::High),

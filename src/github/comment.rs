@@ -165,6 +165,7 @@ mod tests {
             timestamp: "2026-11-21T10:00:00Z".into(),
             manual_test_plan: None,
             guidance: None,
+            reviewed_head: None,
         }
     }
 

@@ -420,9 +420,7 @@ pub fn suggestions(diff: &str, pr_added: &crate::vcs::AddedLines) -> Vec<serde_j
             let inside = len > 0
                 && len <= MAX_LINES
                 && new.len() as u32 <= MAX_LINES * 2
-                && added.is_some_and(|lines| {
-                    (start..start + len).all(|l| lines.iter().any(|(a, _)| *a == l))
-                });
+                && added.is_some_and(|lines| (start..start + len).all(|l| lines.contains(l)));
             if inside {
                 let mut c = serde_json::json!({
                     "path": path,
@@ -478,7 +476,8 @@ mod tests {
                 (2, "    return a - b".into()),
                 (9, "x".into()),
                 (10, "y".into()),
-            ],
+            ]
+            .into(),
         );
         let s = suggestions(diff, &added);
         assert_eq!(s.len(), 2, "{s:?}");

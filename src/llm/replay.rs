@@ -16,7 +16,22 @@ struct SessionFile {
     #[serde(default)]
     #[allow(dead_code)]
     description: String,
+    /// `estimated`: calls without their own `usage` report the request's estimated size.
+    #[serde(default)]
+    usage: SessionUsage,
     calls: Vec<Call>,
+}
+
+/// Where replayed token counts come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum SessionUsage {
+    /// Each call's `usage` (0 when absent).
+    #[default]
+    Recorded,
+    /// A call without `usage` reports the request's estimated input tokens (4 bytes a token,
+    /// as qa-loop sizes context windows) and its answer's estimated output tokens.
+    Estimated,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -28,7 +43,7 @@ struct Call {
     #[serde(default)]
     tool_calls: Vec<ToolCall>,
     #[serde(default)]
-    usage: Usage,
+    usage: Option<Usage>,
     /// Texts the tool results this call answers must contain (checks that a tool really
     /// answered, e.g. an MCP server's result); a missing one is an error naming it.
     #[serde(default)]
@@ -48,6 +63,7 @@ struct Call {
 #[derive(Debug)]
 pub struct ReplayProvider {
     calls: Vec<Call>,
+    usage: SessionUsage,
     next: Mutex<usize>,
 }
 
@@ -58,6 +74,7 @@ impl ReplayProvider {
             serde_json::from_str(text).map_err(|e| InputError::from_json(path, &e))?;
         Ok(ReplayProvider {
             calls: session.calls,
+            usage: session.usage,
             next: Mutex::new(0),
         })
     }
@@ -158,7 +175,21 @@ impl ReplayProvider {
             model: String::new(),
             text: call.text.clone(),
             tool_calls: call.tool_calls.clone(),
-            usage: call.usage,
+            usage: match (call.usage, self.usage) {
+                (Some(u), _) => u,
+                (None, SessionUsage::Recorded) => Usage::default(),
+                (None, SessionUsage::Estimated) => Usage {
+                    input_tokens: crate::agents::context::estimate(request),
+                    output_tokens: (call.text.len()
+                        + call
+                            .tool_calls
+                            .iter()
+                            .map(|t| t.name.len() + t.arguments.to_string().len())
+                            .sum::<usize>()) as u64
+                        / 4,
+                    ..Usage::default()
+                },
+            },
             ..Response::default()
         })
     }
@@ -211,6 +242,26 @@ mod tests {
                 .to_string()
                 .contains("exhausted")
         );
+    }
+
+    #[test]
+    fn estimated_usage_measures_the_request_unless_a_call_records_its_own() {
+        let text = r#"{"usage": "estimated", "calls": [
+            {"role": "reviewer", "text": "abcdefgh"},
+            {"role": "reviewer", "text": "x", "usage": {"input_tokens": 7}}
+        ]}"#;
+        let p = ReplayProvider::parse(Path::new("s.json"), text).unwrap();
+        let mut request = req(AgentRole::Reviewer);
+        request.system = "s".repeat(400);
+        request.messages = vec![super::super::types::Message::user("m".repeat(4000))];
+        let r = p.answer(&request).unwrap();
+        assert_eq!(r.usage.input_tokens, 1100);
+        assert_eq!(r.usage.output_tokens, 2);
+        assert_eq!(p.answer(&request).unwrap().usage.input_tokens, 7);
+        // Recorded (the default): a call without usage counts nothing.
+        let p = ReplayProvider::parse(Path::new("s.json"), r#"{"calls": [{"role": "reviewer"}]}"#)
+            .unwrap();
+        assert_eq!(p.answer(&request).unwrap().usage.input_tokens, 0);
     }
 
     #[test]

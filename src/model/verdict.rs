@@ -35,4 +35,8 @@ pub struct Verdict {
     /// For projects without tests: the reviewer's checklist for a human (`MANUAL_TEST_PLAN.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manual_test_plan: Option<String>,
+    /// The commit the review saw (set by qa-loop when the working tree was that commit, never
+    /// read from the model).
+    #[serde(skip)]
+    pub reviewed_head: Option<String>,
 }

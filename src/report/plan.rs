@@ -29,13 +29,17 @@ pub fn update(text: &str, r: &RunReport<'_>, now: &str) -> Result<String, String
     // iterations past the plan's are new. A run that started elsewhere (a pull request's
     // state) appends what it holds beyond the plan's last iteration.
     for h in r.history.iter().filter(|h| h.iteration > offset) {
-        history.push(json!({
+        let mut entry = json!({
             "iteration": h.iteration,
             "status": h.status.as_str(),
             "timestamp": h.timestamp,
             "score": h.score,
             "issues": h.issues.iter().map(issue_value).collect::<Vec<_>>(),
-        }));
+        });
+        if let Some(head) = &h.reviewed_head {
+            entry["reviewed_head"] = json!(head);
+        }
+        history.push(entry);
     }
     let latest = r.latest();
     // Auto-Claude writes "passed/total" per suite; with no test counts, whether the gate passed.
@@ -219,6 +223,11 @@ pub fn history_of(text: &str) -> Vec<crate::engine::IterationRecord> {
             timestamp: text_of(&Value::Object(e.clone()), "timestamp"),
             manual_test_plan: None,
             guidance: None,
+            reviewed_head: e
+                .get("reviewed_head")
+                .and_then(Value::as_str)
+                .filter(|h| h.len() == 40 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+                .map(str::to_string),
         });
     }
     out

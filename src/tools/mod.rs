@@ -93,6 +93,12 @@ struct ReadFileArgs {
 }
 
 #[derive(Deserialize)]
+struct GitDiffArgs {
+    #[serde(default)]
+    path: Option<String>,
+}
+
+#[derive(Deserialize)]
 struct ListFilesArgs {
     #[serde(default)]
     path: Option<String>,
@@ -214,8 +220,8 @@ impl ToolBox {
             },
             ToolSpec {
                 name: "git_diff".into(),
-                description: "Show the change under review: git diff against the base, plus untracked files.".into(),
-                parameters: json!({"type": "object", "properties": {}}),
+                description: "Show the change under review: git diff against the base, plus untracked files. Give `path` (a file or directory) to see only that part.".into(),
+                parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
             },
             ToolSpec {
                 name: "run_command".into(),
@@ -273,7 +279,10 @@ impl ToolBox {
             "read_file" => parse(&call.name, &call.arguments).map(|a| self.read_file(a)),
             "list_files" => parse(&call.name, &call.arguments).map(|a| self.list_files(a)),
             "search" => parse(&call.name, &call.arguments).map(|a| self.search(a)),
-            "git_diff" => Ok(self.git_diff().await),
+            "git_diff" => match parse::<GitDiffArgs>(&call.name, &call.arguments) {
+                Ok(a) => Ok(self.git_diff(a).await),
+                Err(e) => Err(e),
+            },
             "run_command" => match parse::<RunCommandArgs>(&call.name, &call.arguments) {
                 Ok(a) => Ok(self.run_command(a).await),
                 Err(e) => Err(e),
@@ -432,8 +441,18 @@ impl ToolBox {
         ToolOutput::ok(hits.join("\n"))
     }
 
-    async fn git_diff(&self) -> ToolOutput {
-        let diff = crate::vcs::diff(self.root(), &self.diff_base).await;
+    async fn git_diff(&self, a: GitDiffArgs) -> ToolOutput {
+        let path = match a.path.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
+            None => None,
+            Some(raw) => match self.confinement.resolve(raw, Access::Read) {
+                Ok(full) => Some(self.confinement.display(&full)),
+                Err(e) => return ToolOutput::err(e),
+            },
+        }
+        // `.` is the whole change.
+        .filter(|p| !p.is_empty());
+        let paths: Vec<&str> = path.iter().map(String::as_str).collect();
+        let diff = crate::vcs::diff_paths(self.root(), &self.diff_base, &paths).await;
         match diff {
             Ok(d) if d.trim().is_empty() => ToolOutput::ok("no changes"),
             Ok(d) => ToolOutput::ok(d),
@@ -596,6 +615,54 @@ mod tests {
     }
 
     use crate::test_support::rt;
+
+    #[test]
+    fn git_diff_shows_the_whole_change_or_one_path_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .unwrap()
+                .status
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/a.py"), "a = 1\n").unwrap();
+        std::fs::write(dir.path().join("b.py"), "b = 1\n").unwrap();
+        git(&["add", "-A"]);
+        git(&["commit", "-q", "-m", "base"]);
+        std::fs::write(dir.path().join("src/a.py"), "a = 2\n").unwrap();
+        std::fs::write(dir.path().join("b.py"), "b = 2\n").unwrap();
+        std::fs::write(dir.path().join("src/[new].py"), "n = 1\n").unwrap();
+        let tb = ToolBox::new(
+            Confinement::new(dir.path(), false, &[]).unwrap(),
+            "HEAD",
+            process::Launcher::new(&Default::default(), Default::default()),
+        );
+        rt().block_on(async {
+            let diff = |args| {
+                let tb = &tb;
+                async move { tb.execute(ToolSet::Reviewer, &call("git_diff", args)).await }
+            };
+            let all = diff(json!({})).await;
+            assert!(all.content.contains("+a = 2") && all.content.contains("+b = 2"));
+            // One directory: its files and untracked files only; `[` is no glob.
+            let src = diff(json!({"path": "src"})).await;
+            assert!(src.content.contains("+a = 2"), "{src:?}");
+            assert!(!src.content.contains("+b = 2"), "{src:?}");
+            assert!(src.content.contains("src/[new].py"), "{src:?}");
+            let one = diff(json!({"path": "b.py"})).await;
+            assert!(one.content.contains("+b = 2") && !one.content.contains("a = 2"));
+            assert_eq!(diff(json!({"path": "."})).await.content, all.content);
+            let out = diff(json!({"path": "../etc"})).await;
+            assert!(out.is_error && out.content.contains(".."), "{out:?}");
+        });
+    }
 
     #[test]
     fn tools_work_and_errors_are_results() {

@@ -105,8 +105,21 @@ impl Verifier {
         let wanted = self.strategy.pattern_checks.is_some()
             || self.strategy.suites.iter().any(|s| !s.coverage.is_empty());
         // Without them the checks on added lines fail (closed), naming why.
+        // Pattern checks run on each added line as the diff is read (it is never held whole).
+        let mut checker = self
+            .strategy
+            .pattern_checks
+            .as_ref()
+            .map(|cfg| patterns::Checker::new(cfg, &self.own_paths));
         let added: Option<Result<AddedLines, String>> = match &self.diff_base {
-            Some(base) if wanted => Some(crate::vcs::added_lines(&self.root, base).await),
+            Some(base) if wanted => Some(
+                crate::vcs::added_lines_visit(&self.root, base, |path, n, text| {
+                    if let Some(c) = &mut checker {
+                        c.line(path, n, text);
+                    }
+                })
+                .await,
+            ),
             _ => None,
         };
         if let Some(Err(e)) = &added {
@@ -191,10 +204,11 @@ impl Verifier {
             report.gates.push(gate);
             report.commands.push(run);
         }
-        match (&self.strategy.pattern_checks, added, &unknown) {
-            (Some(cfg), Some(added), _) => {
-                let found = patterns::check(added, cfg, &self.own_paths);
-                report.gates.extend(patterns::gates(found, added.len()));
+        match (checker, added, &unknown) {
+            (Some(checker), Some(added), _) => {
+                report
+                    .gates
+                    .extend(patterns::gates(checker.finish(), added.len()));
             }
             (Some(_), None, Some(why)) => report.gates.push(Gate::new(
                 "patterns",
@@ -745,6 +759,20 @@ pub fn added_line_coverage(
     added: &AddedLines,
 ) -> AddedCoverage {
     let mut out = AddedCoverage::default();
+    // Changed files by their last component: a report's path is matched against those only
+    // (no scan of every changed file for every reported one).
+    let mut by_name: std::collections::HashMap<&str, Vec<&String>> = Default::default();
+    for k in added.keys() {
+        by_name
+            .entry(k.rsplit('/').next().unwrap_or(k))
+            .or_default()
+            .push(k);
+    }
+    let under = |longer: &str, shorter: &str| {
+        longer
+            .strip_suffix(shorter)
+            .is_some_and(|rest| rest.ends_with('/'))
+    };
     for (report_path, measured) in lines {
         let rel = Path::new(report_path)
             .strip_prefix(root)
@@ -752,25 +780,25 @@ pub fn added_line_coverage(
             .unwrap_or_else(|_| report_path.clone());
         let rel = rel.trim_start_matches("./");
         let changed = added.get(rel).map(|l| (rel.to_string(), l)).or_else(|| {
-            added
+            let name = rel.rsplit('/').next().unwrap_or(rel);
+            by_name
+                .get(name)?
                 .iter()
-                .find(|(k, _)| {
-                    k.ends_with(&format!("/{rel}")) || rel.ends_with(&format!("/{}", k.as_str()))
-                })
-                .map(|(k, l)| (k.clone(), l))
+                .find(|k| under(k, rel) || under(rel, k))
+                .map(|k| ((*k).clone(), &added[*k]))
         });
         let Some((file, new_lines)) = changed else {
             continue;
         };
-        for (n, _) in new_lines {
-            match measured.get(&u64::from(*n)) {
+        for n in new_lines.numbers() {
+            match measured.get(&u64::from(n)) {
                 Some(true) => {
                     out.measured += 1;
                     out.covered += 1;
                 }
                 Some(false) => {
                     out.measured += 1;
-                    out.uncovered.entry(file.clone()).or_default().push(*n);
+                    out.uncovered.entry(file.clone()).or_default().push(n);
                 }
                 None => {}
             }
@@ -1245,9 +1273,12 @@ mod tests {
         let mut added = AddedLines::new();
         added.insert(
             "shop/cart.py".into(),
-            [2, 3, 6, 12, 13].map(|n| (n, String::new())).to_vec(),
+            [2, 3, 6, 12, 13]
+                .map(|n| (n, String::new()))
+                .to_vec()
+                .into(),
         );
-        added.insert("README.md".into(), vec![(1, String::new())]);
+        added.insert("README.md".into(), vec![(1, String::new())].into());
         for pattern in ["*.cobertura.xml", "*.lcov"] {
             let g =
                 coverage_gate(dir.path(), &suite(&[pattern], None), Some(&added), None).unwrap();
@@ -1265,7 +1296,7 @@ mod tests {
             );
         }
         let mut other = AddedLines::new();
-        other.insert("docs/x.md".into(), vec![(1, String::new())]);
+        other.insert("docs/x.md".into(), vec![(1, String::new())].into());
         let g = coverage_gate(dir.path(), &suite(&["*.lcov"], None), Some(&other), None).unwrap();
         assert!(
             g.summary

@@ -9,7 +9,6 @@ use regex::Regex;
 
 use crate::config::file::{BuiltinCheck, PatternChecksConfig, PatternKind};
 use crate::model::{Finding, Gate, GateStatus, IssueType, Severity};
-use crate::vcs::AddedLines;
 
 /// Findings kept per gate (the rest are counted).
 const MAX_FINDINGS: usize = 50;
@@ -255,72 +254,115 @@ pub struct PatternFinding {
     pub rule: String,
 }
 
-/// Runs the rules over the added lines. `skip` lists path prefixes never checked (the out dir).
-pub fn check(
-    added: &AddedLines,
+/// Runs the rules over added lines as they come, a file's lines together (the change is never
+/// held whole). `skip` lists path prefixes never checked (the out dir).
+pub struct Checker<'a> {
+    rules: Vec<Rule>,
+    excluded: Vec<glob::Pattern>,
+    skip: &'a [String],
+    /// The file being checked and the rules that apply to it (none: not checked).
+    current: Option<(String, Vec<usize>)>,
+    found: Vec<PatternFinding>,
+}
+
+impl<'a> Checker<'a> {
+    pub fn new(cfg: &PatternChecksConfig, skip: &'a [String]) -> Self {
+        Checker {
+            rules: rules(cfg),
+            excluded: cfg
+                .exclude
+                .iter()
+                .map(String::as_str)
+                .chain(GENERATED)
+                .filter_map(|g| glob::Pattern::new(g).ok())
+                .collect(),
+            skip,
+            current: None,
+            found: Vec::new(),
+        }
+    }
+
+    /// The rules that apply to `path` (none when it is skipped or excluded).
+    fn applicable(&self, path: &str) -> Vec<usize> {
+        if self.skip.iter().any(|s| path.starts_with(s.as_str()))
+            || self.excluded.iter().any(|g| glob_matches(g, path))
+        {
+            return Vec::new();
+        }
+        let ext = extension(path);
+        (0..self.rules.len())
+            .filter(|&i| {
+                let r = &self.rules[i];
+                (r.extensions.is_empty() || r.extensions.contains(&ext))
+                    && (r.files.is_empty() || r.files.iter().any(|g| glob_matches(g, path)))
+            })
+            .collect()
+    }
+
+    /// Line `number` of `path`, added with `text`.
+    pub fn line(&mut self, path: &str, number: u32, text: &str) {
+        if self.current.as_ref().is_none_or(|(p, _)| p != path) {
+            self.current = Some((path.to_string(), self.applicable(path)));
+        }
+        let Some((_, applicable)) = &self.current else {
+            return;
+        };
+        for &i in applicable {
+            let rule = &self.rules[i];
+            if rule.skip_comments && is_comment(text) {
+                continue;
+            }
+            let Some(m) = rule.regex.find(text) else {
+                continue;
+            };
+            let (title, detail) = if rule.secret {
+                let shown = mask(m.as_str());
+                (
+                    format!("{}: `{shown}`", rule.title),
+                    format!("{path}:{number}: {shown}"),
+                )
+            } else {
+                let line: String = text.trim().chars().take(200).collect();
+                (format!("{}: `{line}`", rule.title), line)
+            };
+            self.found.push(PatternFinding {
+                finding: Finding {
+                    kind: rule.kind,
+                    severity: match (rule.kind, rule.blocking) {
+                        (IssueType::Security, _) => Severity::Critical,
+                        (_, true) => Severity::High,
+                        _ => Severity::Low,
+                    },
+                    title,
+                    file: Some(path.to_string()),
+                    line: Some(number),
+                    detail,
+                    fix: rule.fix.clone(),
+                },
+                blocking: rule.blocking,
+                rule: rule.id.clone(),
+            });
+        }
+    }
+
+    pub fn finish(self) -> Vec<PatternFinding> {
+        self.found
+    }
+}
+
+/// Runs the rules over added lines held in full: `(path, [(line number, text)])`.
+pub fn check<'a>(
+    added: impl IntoIterator<Item = (&'a str, &'a [(u32, String)])>,
     cfg: &PatternChecksConfig,
     skip: &[String],
 ) -> Vec<PatternFinding> {
-    let rules = rules(cfg);
-    let excluded: Vec<glob::Pattern> = cfg
-        .exclude
-        .iter()
-        .map(String::as_str)
-        .chain(GENERATED)
-        .filter_map(|g| glob::Pattern::new(g).ok())
-        .collect();
-    let mut out = Vec::new();
+    let mut checker = Checker::new(cfg, skip);
     for (path, lines) in added {
-        if skip.iter().any(|s| path.starts_with(s.as_str()))
-            || excluded.iter().any(|g| glob_matches(g, path))
-        {
-            continue;
-        }
-        let ext = extension(path);
-        let applicable: Vec<&Rule> = rules
-            .iter()
-            .filter(|r| r.extensions.is_empty() || r.extensions.contains(&ext))
-            .filter(|r| r.files.is_empty() || r.files.iter().any(|g| glob_matches(g, path)))
-            .collect();
-        for (number, text) in lines {
-            for rule in &applicable {
-                if rule.skip_comments && is_comment(text) {
-                    continue;
-                }
-                let Some(m) = rule.regex.find(text) else {
-                    continue;
-                };
-                let (title, detail) = if rule.secret {
-                    let shown = mask(m.as_str());
-                    (
-                        format!("{}: `{shown}`", rule.title),
-                        format!("{path}:{number}: {shown}"),
-                    )
-                } else {
-                    let line: String = text.trim().chars().take(200).collect();
-                    (format!("{}: `{line}`", rule.title), line)
-                };
-                out.push(PatternFinding {
-                    finding: Finding {
-                        kind: rule.kind,
-                        severity: match (rule.kind, rule.blocking) {
-                            (IssueType::Security, _) => Severity::Critical,
-                            (_, true) => Severity::High,
-                            _ => Severity::Low,
-                        },
-                        title,
-                        file: Some(path.clone()),
-                        line: Some(*number),
-                        detail,
-                        fix: rule.fix.clone(),
-                    },
-                    blocking: rule.blocking,
-                    rule: rule.id.clone(),
-                });
-            }
+        for (n, text) in lines {
+            checker.line(path, *n, text);
         }
     }
-    out
+    checker.finish()
 }
 
 /// The `patterns` gate (required: blocking findings) and the `patterns:advisory` gate (shown to
@@ -377,6 +419,13 @@ pub fn gates(findings: Vec<PatternFinding>, files_checked: usize) -> Vec<Gate> {
 mod tests {
     use super::*;
 
+    /// Added lines held in full, per file.
+    type AddedLines = Vec<(String, Vec<(u32, String)>)>;
+
+    fn check(a: &AddedLines, cfg: &PatternChecksConfig, skip: &[String]) -> Vec<PatternFinding> {
+        super::check(a.iter().map(|(p, l)| (p.as_str(), l.as_slice())), cfg, skip)
+    }
+
     fn added(files: &[(&str, &[&str])]) -> AddedLines {
         files
             .iter()
@@ -390,6 +439,9 @@ mod tests {
                         .collect(),
                 )
             })
+            // In path order, as git lists a diff.
+            .collect::<std::collections::BTreeMap<_, _>>()
+            .into_iter()
             .collect()
     }
 
