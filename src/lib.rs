@@ -12,6 +12,7 @@ pub mod cancel;
 pub mod commands;
 pub mod config;
 pub mod conversations;
+pub mod diffview;
 pub mod engine;
 pub mod error;
 pub mod github;

@@ -3,7 +3,6 @@
 
 pub mod analyst;
 pub mod context;
-pub mod diffview;
 pub mod meter;
 pub mod prompts;
 pub mod rereview;

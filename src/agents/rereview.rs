@@ -41,7 +41,7 @@ pub struct Since {
     pub more_commits: bool,
     /// The working tree against `head` (`git diff head`, untracked files by name), cut to the
     /// reviewer's budget.
-    pub delta: super::diffview::DiffView,
+    pub delta: crate::diffview::DiffView,
 }
 
 /// The recorded heads, newest first: `(iteration, commit)`.
@@ -64,7 +64,7 @@ pub async fn baseline(
     root: &Path,
     history: &[IterationRecord],
     budget: usize,
-    hints: &super::diffview::DiffHints,
+    hints: &crate::diffview::DiffHints,
 ) -> Baseline {
     let candidates = candidates(history);
     let Some((_, newest)) = candidates.first() else {
@@ -81,7 +81,7 @@ pub async fn baseline(
                 return Baseline::None;
             }
         };
-        let delta = match super::diffview::load(root, &[head], true, budget, hints).await {
+        let delta = match crate::diffview::load(root, &[head], true, budget, hints).await {
             Ok(d) => d,
             Err(e) => {
                 tracing::warn!("cannot diff against {head}: {e}; reviewing in full");
@@ -194,7 +194,7 @@ pub(crate) mod tests {
             record(1, Some(&first)),
             record(2, Some("0123456789abcdef0123456789abcdef01234567")),
         ];
-        let hints = super::super::diffview::DiffHints::default();
+        let hints = crate::diffview::DiffHints::default();
         let got = crate::test_support::rt().block_on(baseline(root, &history, 1 << 20, &hints));
         let Baseline::Since(since) = got else {
             panic!("{got:?}")

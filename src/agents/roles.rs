@@ -63,7 +63,7 @@ impl Reviewer for AgentReviewer<'_> {
         self.shared.calls.new_iteration();
         let empty = VerificationReport::default();
         let verification = engine.verification().unwrap_or(&empty);
-        let hints = super::diffview::DiffHints::from_repo(
+        let hints = crate::diffview::DiffHints::from_repo(
             &self.shared.root,
             named_files(&self.strategy.criteria, engine.history(), verification),
         );
@@ -71,7 +71,7 @@ impl Reviewer for AgentReviewer<'_> {
         let diff = match self.shared.tools.diff_base.rev() {
             Ok(base) => {
                 let base = crate::vcs::merge_base(root, base).await;
-                super::diffview::load(root, &[&base], true, tasks::DIFF_BUDGET, &hints).await
+                crate::diffview::load(root, &[&base], true, tasks::DIFF_BUDGET, &hints).await
             }
             Err(e) => Err(e),
         };
@@ -87,7 +87,7 @@ impl Reviewer for AgentReviewer<'_> {
         };
         let changes = match (&self.last_tree, &tree) {
             (Some(last), Some(now)) if !self.conversation.is_empty() => {
-                super::diffview::load(root, &[last, now], false, tasks::DIFF_BUDGET, &hints)
+                crate::diffview::load(root, &[last, now], false, tasks::DIFF_BUDGET, &hints)
                     .await
                     .ok()
             }

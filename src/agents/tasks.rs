@@ -33,11 +33,11 @@ pub struct ReviewBrief<'a> {
     pub gone: Option<&'a str>,
 }
 
-pub use super::diffview::{DiffHints, DiffView, ShownDiff};
+pub use crate::diffview::{DiffHints, DiffView, ShownDiff};
 
-/// The change cut to `budget`, the diff that matters first ([`super::diffview::fit`]).
+/// The change cut to `budget`, the diff that matters first ([`crate::diffview::fit`]).
 pub fn fit_diff(diff: &str, budget: usize, hints: &DiffHints) -> ShownDiff {
-    super::diffview::fit(diff, budget, hints)
+    crate::diffview::fit(diff, budget, hints)
 }
 
 /// What was summarised or left out of a shown diff, for the task text.
@@ -52,7 +52,7 @@ fn left_out(shown: &ShownDiff, out: &mut String) {
         let list: Vec<String> = shown
             .omitted
             .iter()
-            .map(|(p, n)| format!("`{p}` ({})", super::diffview::size(*n)))
+            .map(|(p, n)| format!("`{p}` ({})", crate::diffview::size(*n)))
             .collect();
         out.push_str(&format!(
             "\nThe diff was too large; these files were left out (use `git_diff` or `read_file`): {}\n",
@@ -185,12 +185,12 @@ then judge the whole change against the criteria. Files not in the changes below
             out.push_str(&format!(
                 "{} file(s), {} of diff against the base, not repeated here: read any of it with `git_diff` (a `path` shows one file).\n",
                 files.len(),
-                super::diffview::size(total)
+                crate::diffview::size(total)
             ));
             for (p, n) in files.iter().take(WHOLE_CHANGE_FILES) {
                 let size = match n {
                     0 => "untracked".to_string(),
-                    n => super::diffview::size(*n),
+                    n => crate::diffview::size(*n),
                 };
                 out.push_str(&format!("- `{p}` ({size})\n"));
             }

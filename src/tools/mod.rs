@@ -451,13 +451,61 @@ impl ToolBox {
         }
         // `.` is the whole change.
         .filter(|p| !p.is_empty());
-        let paths: Vec<&str> = path.iter().map(String::as_str).collect();
-        let diff = crate::vcs::diff_paths(self.root(), &self.diff_base, &paths).await;
+        let Some(path) = path else {
+            return self.whole_diff().await;
+        };
+        let diff = crate::vcs::diff_paths(self.root(), &self.diff_base, &[&path]).await;
         match diff {
             Ok(d) if d.trim().is_empty() => ToolOutput::ok("no changes"),
             Ok(d) => ToolOutput::ok(d),
             Err(e) => ToolOutput::err(e),
         }
+    }
+
+    /// The whole change within the result budget, the diff that matters first: generated,
+    /// vendored and lock files summarised, the rest by relevance, what is left out listed with
+    /// sizes (each readable with `path`).
+    async fn whole_diff(&self) -> ToolOutput {
+        let root = self.root();
+        let base = match self.diff_base.rev() {
+            Ok(b) => crate::vcs::merge_base(root, b).await,
+            Err(e) => return ToolOutput::err(e),
+        };
+        let hints = crate::diffview::DiffHints::from_repo(root, Vec::new());
+        let view =
+            match crate::diffview::load(root, &[&base], true, RESULT_BUDGET / 2, &hints).await {
+                Ok(v) => v,
+                Err(e) => return ToolOutput::err(e),
+            };
+        let shown = &view.shown;
+        if shown.text.trim().is_empty() && shown.summarised.is_empty() && shown.omitted.is_empty() {
+            return ToolOutput::ok("no changes");
+        }
+        let mut out = shown.text.clone();
+        for s in &shown.summarised {
+            out.push_str(&format!("\n[summarised, not shown: {s}]"));
+        }
+        if !shown.omitted.is_empty() {
+            const LISTED: usize = 60;
+            let list: Vec<String> = shown
+                .omitted
+                .iter()
+                .take(LISTED)
+                .map(|(p, n)| format!("`{p}` ({})", crate::diffview::size(*n)))
+                .collect();
+            let more = shown.omitted.len().saturating_sub(LISTED);
+            out.push_str(&format!(
+                "\n[{} file(s) left out for size; call git_diff with `path` to read one: {}{}]",
+                shown.omitted.len(),
+                list.join(", "),
+                if more > 0 {
+                    format!(" … and {more} more")
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        ToolOutput::ok(out)
     }
 
     async fn run_command(&self, a: RunCommandArgs) -> ToolOutput {
@@ -661,6 +709,31 @@ mod tests {
             assert_eq!(diff(json!({"path": "."})).await.content, all.content);
             let out = diff(json!({"path": "../etc"})).await;
             assert!(out.is_error && out.content.contains(".."), "{out:?}");
+        });
+        // A large change: the lockfile summarised, the big file left out with its size (and
+        // readable by path), the small source shown — never cut blindly in the middle.
+        std::fs::write(dir.path().join("package-lock.json"), "{}\n".repeat(5000)).unwrap();
+        std::fs::write(dir.path().join("big.py"), "x = 1\n".repeat(10_000)).unwrap();
+        git(&["add", "package-lock.json", "big.py"]);
+        rt().block_on(async {
+            let all = tb
+                .execute(ToolSet::Fixer, &call("git_diff", json!({})))
+                .await;
+            let c = &all.content;
+            assert!(c.contains("+a = 2") && c.contains("+b = 2"), "{c}");
+            assert!(
+                c.contains("[summarised, not shown: `package-lock.json` (lockfile, +5000"),
+                "{c}"
+            );
+            assert!(
+                c.contains("1 file(s) left out for size; call git_diff with `path` to read one: `big.py` (68.5 KiB)"),
+                "{c}"
+            );
+            assert!(!c.contains("x = 1"), "{c}");
+            let big = tb
+                .execute(ToolSet::Fixer, &call("git_diff", json!({"path": "big.py"})))
+                .await;
+            assert!(big.content.contains("+x = 1"));
         });
     }
 

@@ -1,9 +1,10 @@
-//! The diff that matters first (issue 23): what the reviewer (and the fixer) is shown of a
-//! change within a byte budget. Lockfiles, minified bundles, vendored directories and files
-//! `.gitattributes` marks `linguist-generated`, `linguist-vendored` or `-diff` are summarised as
-//! one line each; the rest is ordered by relevance — files named by the criteria, open issues or
-//! failing tests first, then source, then tests, then docs — before the budget cuts; what is left
-//! out is listed with its size.
+//! The diff that matters first: what the reviewer (in its task) and both agents (through
+//! `git_diff`) are shown of a change within a byte budget, read from git without holding the
+//! change whole. Lockfiles, minified bundles, vendored directories and files `.gitattributes`
+//! marks `linguist-generated`, `linguist-vendored` or `-diff` are summarised as one line each; the
+//! rest is ordered by relevance — files named by the criteria, open issues or failing tests
+//! first, then source, then tests, then docs — before the budget cuts; what is left out is listed
+//! with its size.
 
 use std::path::Path;
 
