@@ -127,7 +127,13 @@ fn cheated(fixer: Vec<Value>, named: &str) {
     project(d, fixer, TESTS);
     let o = run(d);
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "not approved: {stderr}");
+    // Not approved: out of iterations (1), or escalated (3) when the matcher sees the weakened
+    // test of iterations 2 and 3 as the failure of iteration 1 recurring — a fixer that keeps
+    // cheating goes to a human.
+    assert!(
+        matches!(o.status.code(), Some(1 | 3)),
+        "not approved: {stderr}"
+    );
     let r = result(d);
     let history = r["history"].as_array().unwrap();
     assert_eq!(history.len(), 3, "{stderr}");

@@ -44,11 +44,17 @@ pub struct Since {
     pub delta: crate::diffview::DiffView,
 }
 
+/// A full commit id (SHA-1 or SHA-256): what a recorded head must be before git sees it.
+fn is_commit_id(s: &str) -> bool {
+    matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// The recorded heads, newest first: `(iteration, commit)`.
 pub fn candidates(history: &[IterationRecord]) -> Vec<(u32, &str)> {
     let mut out: Vec<(u32, &str)> = Vec::new();
     for r in history.iter().rev() {
         if let Some(h) = r.reviewed_head.as_deref()
+            && is_commit_id(h)
             && !out.iter().any(|(_, seen)| *seen == h)
         {
             out.push((r.iteration, h));
@@ -144,13 +150,16 @@ pub(crate) mod tests {
 
     #[test]
     fn recorded_heads_are_tried_newest_first_once_each() {
+        let (a, b) = ("a".repeat(40), "b".repeat(64));
         let history = [
-            record(1, Some("a")),
+            record(1, Some(&a)),
             record(2, None),
-            record(3, Some("b")),
-            record(4, Some("a")),
+            record(3, Some(&b)),
+            record(4, Some(&a)),
+            // Never handed to git: not a commit id.
+            record(5, Some("--output=/tmp/x")),
         ];
-        assert_eq!(candidates(&history), [(4, "a"), (3, "b")]);
+        assert_eq!(candidates(&history), [(4, a.as_str()), (3, b.as_str())]);
         assert!(candidates(&[record(1, None)]).is_empty());
     }
 

@@ -540,7 +540,18 @@ fn has(text: &str, mark: &str) -> bool {
 pub fn is_mark(identifier: &str) -> bool {
     CONCEPTS.iter().flat_map(|c| c.marks).any(|m| {
         let m = m.trim_end_matches(['(', ')', '!']);
-        m.len() > 3 && !m.contains(' ') && identifier.contains(m)
+        if m.len() <= 3 || m.contains(' ') {
+            return false;
+        }
+        // A qualified mark (`console.log`, `checked_mul`) anywhere in a call; a plain word only
+        // as a whole part of a qualified name (`fmt.println`), never inside a test's or a
+        // function's own name (`test_login_locks_after_5_attempts` is no `lock`).
+        if m.contains(['.', '_']) {
+            identifier.contains(m)
+        } else {
+            identifier == m
+                || (identifier.contains('.') && identifier.split(['.', '_']).any(|part| part == m))
+        }
     })
 }
 
