@@ -312,19 +312,29 @@ impl DiffView {
 
 /// Reads the change `git diff <revs>` (plus the untracked files, by name, when `untracked`)
 /// without holding it whole: a first pass measures every file's section, the choice is made on
-/// sizes, and a second `git diff` limited to the chosen files gives their text.
+/// sizes, and a second `git diff` limited to the chosen files gives their text. `exclude` names
+/// paths left out (qa-loop's own out dir and plan bookkeeping).
 pub async fn load(
     root: &Path,
     revs: &[&str],
     untracked: bool,
     budget: usize,
     hints: &DiffHints,
+    exclude: &[String],
 ) -> Result<DiffView, String> {
+    let excluded: Vec<String> = exclude
+        .iter()
+        .map(|p| p.trim_end_matches('/'))
+        .filter(|p| !p.is_empty())
+        .map(|p| format!(":(exclude,literal){p}"))
+        .collect();
     let mut args = vec!["diff", "--no-color", "--no-ext-diff"];
     args.extend_from_slice(revs);
     args.push("--");
+    let mut first = args.clone();
+    first.extend(excluded.iter().map(String::as_str));
     let mut measure = Measure::default();
-    crate::vcs::git_each_line(root, &args, |l| measure.line(l)).await?;
+    crate::vcs::git_each_line(root, &first, |l| measure.line(l)).await?;
     let sections = measure.sections;
     let choice = choose(&sections, budget, hints);
     let mut text = String::new();
@@ -364,8 +374,9 @@ pub async fn load(
         .map(|s| (s.path.clone(), s.size))
         .collect();
     if untracked {
-        let list =
-            crate::vcs::git(root, &["ls-files", "--others", "--exclude-standard", "-z"]).await?;
+        let mut ls = vec!["ls-files", "--others", "--exclude-standard", "-z", "--"];
+        ls.extend(excluded.iter().map(String::as_str));
+        let list = crate::vcs::git(root, &ls).await?;
         let names: Vec<&str> = list.split('\0').filter(|f| !f.is_empty()).collect();
         if !names.is_empty() {
             text.push_str("\n# untracked files (new, not shown above):\n");

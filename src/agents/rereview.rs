@@ -71,6 +71,7 @@ pub async fn baseline(
     history: &[IterationRecord],
     budget: usize,
     hints: &crate::diffview::DiffHints,
+    exclude: &[String],
 ) -> Baseline {
     let candidates = candidates(history);
     let Some((_, newest)) = candidates.first() else {
@@ -87,7 +88,7 @@ pub async fn baseline(
                 return Baseline::None;
             }
         };
-        let delta = match crate::diffview::load(root, &[head], true, budget, hints).await {
+        let delta = match crate::diffview::load(root, &[head], true, budget, hints, exclude).await {
             Ok(d) => d,
             Err(e) => {
                 tracing::warn!("cannot diff against {head}: {e}; reviewing in full");
@@ -204,7 +205,8 @@ pub(crate) mod tests {
             record(2, Some("0123456789abcdef0123456789abcdef01234567")),
         ];
         let hints = crate::diffview::DiffHints::default();
-        let got = crate::test_support::rt().block_on(baseline(root, &history, 1 << 20, &hints));
+        let got =
+            crate::test_support::rt().block_on(baseline(root, &history, 1 << 20, &hints, &[]));
         let Baseline::Since(since) = got else {
             panic!("{got:?}")
         };
@@ -229,13 +231,19 @@ pub(crate) mod tests {
         // Nothing recorded traces: gone, naming the newest.
         let gone = [record(3, Some("fedcba9876543210fedcba9876543210fedcba98"))];
         assert_eq!(
-            crate::test_support::rt().block_on(baseline(root, &gone, 1 << 20, &hints)),
+            crate::test_support::rt().block_on(baseline(root, &gone, 1 << 20, &hints, &[])),
             Baseline::Gone {
                 head: "fedcba9876543210fedcba9876543210fedcba98".into()
             }
         );
         assert_eq!(
-            crate::test_support::rt().block_on(baseline(root, &[record(1, None)], 1 << 20, &hints)),
+            crate::test_support::rt().block_on(baseline(
+                root,
+                &[record(1, None)],
+                1 << 20,
+                &hints,
+                &[]
+            )),
             Baseline::None
         );
     }

@@ -71,7 +71,15 @@ impl Reviewer for AgentReviewer<'_> {
         let diff = match self.shared.tools.diff_base.rev() {
             Ok(base) => {
                 let base = crate::vcs::merge_base(root, base).await;
-                crate::diffview::load(root, &[&base], true, tasks::DIFF_BUDGET, &hints).await
+                crate::diffview::load(
+                    root,
+                    &[&base],
+                    true,
+                    tasks::DIFF_BUDGET,
+                    &hints,
+                    &self.own_paths,
+                )
+                .await
             }
             Err(e) => Err(e),
         };
@@ -87,7 +95,7 @@ impl Reviewer for AgentReviewer<'_> {
         };
         let changes = match (&self.last_tree, &tree) {
             (Some(last), Some(now)) if !self.conversation.is_empty() => {
-                crate::diffview::load(root, &[last, now], false, tasks::DIFF_BUDGET, &hints)
+                crate::diffview::load(root, &[last, now], false, tasks::DIFF_BUDGET, &hints, &[])
                     .await
                     .ok()
             }
@@ -97,7 +105,14 @@ impl Reviewer for AgentReviewer<'_> {
         // after an error) continues from the last commit one of them saw.
         let baseline = match changes {
             None if !engine.history().is_empty() => {
-                super::rereview::baseline(root, engine.history(), tasks::DIFF_BUDGET, &hints).await
+                super::rereview::baseline(
+                    root,
+                    engine.history(),
+                    tasks::DIFF_BUDGET,
+                    &hints,
+                    &self.own_paths,
+                )
+                .await
             }
             _ => super::rereview::Baseline::None,
         };

@@ -286,7 +286,8 @@ fn toolbox(ctx: &RunContext, launcher: &Launcher) -> Result<ToolBox, RunError> {
                 root.display()
             ))
         })?;
-    let tools = ToolBox::new(confinement, ctx.diff_base.clone(), launcher.clone());
+    let tools = ToolBox::new(confinement, ctx.diff_base.clone(), launcher.clone())
+        .with_own_paths(own_paths(settings));
     Ok(if ctx.trust.is_trusted() {
         tools
     } else {

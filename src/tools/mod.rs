@@ -81,6 +81,8 @@ pub struct ToolBox {
     pub commands: bool,
     /// The run's MCP servers (`mcp__<server>__<tool>`), when any are configured.
     pub mcp: Option<std::sync::Arc<crate::mcp::Hub>>,
+    /// qa-loop's own paths (out dir, plan), left out of `git_diff`'s whole change.
+    pub own: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -163,7 +165,14 @@ impl ToolBox {
             launcher,
             commands: true,
             mcp: None,
+            own: Vec::new(),
         }
+    }
+
+    /// The same tools with qa-loop's own paths (out dir, plan) left out of `git_diff`.
+    pub fn with_own_paths(mut self, own: Vec<String>) -> Self {
+        self.own = own;
+        self
     }
 
     /// The same tools plus the MCP servers' (for the agents each server names).
@@ -473,7 +482,9 @@ impl ToolBox {
         };
         let hints = crate::diffview::DiffHints::from_repo(root, Vec::new());
         let view =
-            match crate::diffview::load(root, &[&base], true, RESULT_BUDGET / 2, &hints).await {
+            match crate::diffview::load(root, &[&base], true, RESULT_BUDGET / 2, &hints, &self.own)
+                .await
+            {
                 Ok(v) => v,
                 Err(e) => return ToolOutput::err(e),
             };
@@ -687,11 +698,15 @@ mod tests {
         std::fs::write(dir.path().join("src/a.py"), "a = 2\n").unwrap();
         std::fs::write(dir.path().join("b.py"), "b = 2\n").unwrap();
         std::fs::write(dir.path().join("src/[new].py"), "n = 1\n").unwrap();
+        // qa-loop's plan bookkeeping is not part of the change it shows.
+        std::fs::write(dir.path().join("plan.json"), "{\"qa\": 1}\n").unwrap();
+        git(&["add", "plan.json"]);
         let tb = ToolBox::new(
             Confinement::new(dir.path(), false, &[]).unwrap(),
             "HEAD",
             process::Launcher::new(&Default::default(), Default::default()),
-        );
+        )
+        .with_own_paths(vec!["plan.json".into(), ".qa-loop/".into()]);
         rt().block_on(async {
             let diff = |args| {
                 let tb = &tb;
@@ -699,6 +714,7 @@ mod tests {
             };
             let all = diff(json!({})).await;
             assert!(all.content.contains("+a = 2") && all.content.contains("+b = 2"));
+            assert!(!all.content.contains("plan.json"), "{}", all.content);
             // One directory: its files and untracked files only; `[` is no glob.
             let src = diff(json!({"path": "src"})).await;
             assert!(src.content.contains("+a = 2"), "{src:?}");
