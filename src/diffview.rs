@@ -269,7 +269,8 @@ impl ShownDiff {
 
 /// Splits a unified diff held in memory into per-file sections, summarises what nobody
 /// reviews line by line, orders the rest by relevance and keeps whole sections within
-/// `budget`.
+/// `budget` ([`load`] reads a change from git the same way without holding it).
+#[cfg(test)]
 pub fn fit(diff: &str, budget: usize, hints: &DiffHints) -> ShownDiff {
     let mut measure = Measure::default();
     let mut starts = Vec::new();
@@ -291,6 +292,7 @@ pub fn fit(diff: &str, budget: usize, hints: &DiffHints) -> ShownDiff {
     ShownDiff::new(text, choice)
 }
 
+#[cfg(test)]
 impl DiffView {
     /// The view of a diff held in memory.
     pub fn of(diff: &str, budget: usize, hints: &DiffHints) -> DiffView {
@@ -378,12 +380,7 @@ pub async fn load(
         ls.extend(excluded.iter().map(String::as_str));
         let list = crate::vcs::git(root, &ls).await?;
         let names: Vec<&str> = list.split('\0').filter(|f| !f.is_empty()).collect();
-        if !names.is_empty() {
-            text.push_str("\n# untracked files (new, not shown above):\n");
-            for f in &names {
-                text.push_str(&format!("#   {f}\n"));
-            }
-        }
+        text.push_str(&crate::vcs::untracked_listing(&names));
         files.extend(names.into_iter().map(|f| (f.to_string(), 0)));
     }
     Ok(DiffView {

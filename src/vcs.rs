@@ -21,14 +21,20 @@ async fn output(mut cmd: Command, args: &[&str]) -> Result<String, String> {
         .output()
         .await
         .map_err(|e| format!("cannot run git: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "git {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
+    succeeded(&out, args)?;
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// `Ok` when git exited 0, else the error naming the command and git's own words.
+fn succeeded(out: &std::process::Output, args: &[&str]) -> Result<(), String> {
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(format!(
+        "git {} failed: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr).trim()
+    ))
 }
 
 /// A `git` command isolated from everything a test command (which runs as the same user) can
@@ -302,35 +308,33 @@ pub async fn merge_base(root: &Path, base: &str) -> String {
     }
 }
 
-/// The change under review: `git diff <merge-base>` plus the untracked files (by name).
-pub async fn diff(root: &Path, base: &DiffBase) -> Result<String, String> {
-    diff_paths(root, base, &[]).await
-}
-
-/// [`diff`] limited to `paths` (repository-relative, taken literally; all files when empty).
+/// The change under review, limited to `paths` (repository-relative, taken literally; all
+/// files when empty): `git diff <merge-base>` plus the untracked files (by name). The whole of a
+/// large change is read through [`crate::diffview::load`], which never holds it.
 pub async fn diff_paths(root: &Path, base: &DiffBase, paths: &[&str]) -> Result<String, String> {
     let base = merge_base(root, base.rev()?).await;
-    diff_since(root, &base, paths).await
-}
-
-/// The working tree against the commit `rev` (no merge base taken), limited to `paths` when
-/// given, plus the untracked files (by name).
-pub async fn diff_since(root: &Path, rev: &str, paths: &[&str]) -> Result<String, String> {
     let literal: Vec<String> = paths.iter().map(|p| format!(":(literal){p}")).collect();
-    let mut args = vec!["diff", "--no-color", "--no-ext-diff", rev, "--"];
+    let mut args = vec!["diff", "--no-color", "--no-ext-diff", &base, "--"];
     args.extend(literal.iter().map(String::as_str));
     let mut out = git(root, &args).await?;
-    let mut args = vec!["ls-files", "--others", "--exclude-standard", "--"];
+    let mut args = vec!["ls-files", "--others", "--exclude-standard", "-z", "--"];
     args.extend(literal.iter().map(String::as_str));
     let untracked = git(root, &args).await?;
-    let files: Vec<&str> = untracked.lines().filter(|l| !l.is_empty()).collect();
-    if !files.is_empty() {
-        out.push_str("\n# untracked files (new, not shown above):\n");
-        for f in files {
-            out.push_str(&format!("#   {f}\n"));
-        }
-    }
+    let files: Vec<&str> = untracked.split('\0').filter(|f| !f.is_empty()).collect();
+    out.push_str(&untracked_listing(&files));
     Ok(out)
+}
+
+/// The lines naming untracked files after a diff (empty when there are none).
+pub fn untracked_listing(files: &[&str]) -> String {
+    if files.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\n# untracked files (new, not shown above):\n");
+    for f in files {
+        out.push_str(&format!("#   {f}\n"));
+    }
+    out
 }
 
 /// The working tree as a git tree object (tracked and untracked files, .gitignore respected,
@@ -623,14 +627,7 @@ pub(crate) async fn git_each_line(
         .wait_with_output()
         .await
         .map_err(|e| format!("cannot run git: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "git {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    Ok(())
+    succeeded(&out, args)
 }
 
 /// git quotes unusual paths: `"b/sp\303\251cial.py"`; the quotes are dropped (escapes kept).

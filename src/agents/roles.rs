@@ -68,24 +68,6 @@ impl Reviewer for AgentReviewer<'_> {
             named_files(&self.strategy.criteria, engine.history(), verification),
         );
         let root = &self.shared.root;
-        let diff = match self.shared.tools.diff_base.rev() {
-            Ok(base) => {
-                let base = crate::vcs::merge_base(root, base).await;
-                crate::diffview::load(
-                    root,
-                    &[&base],
-                    true,
-                    tasks::DIFF_BUDGET,
-                    &hints,
-                    &self.own_paths,
-                )
-                .await
-            }
-            Err(e) => Err(e),
-        };
-        if let Err(e) = &diff {
-            tracing::warn!("cannot compute the diff: {e}");
-        }
         let tree = match crate::vcs::snapshot(root, &self.own_paths).await {
             Ok(t) => Some(t),
             Err(e) => {
@@ -116,6 +98,22 @@ impl Reviewer for AgentReviewer<'_> {
             }
             _ => super::rereview::Baseline::None,
         };
+        // The whole change: shown within the budget in a full review; a re-review names its
+        // files only (sizes, no text) and a follow-up shows only what changed.
+        let budget = match (&baseline, &changes) {
+            (super::rereview::Baseline::Since(_), _) | (_, Some(_)) => 0,
+            _ => tasks::DIFF_BUDGET,
+        };
+        let diff = match self.shared.tools.diff_base.rev() {
+            Ok(base) => {
+                let base = crate::vcs::merge_base(root, base).await;
+                crate::diffview::load(root, &[&base], true, budget, &hints, &self.own_paths).await
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = &diff {
+            tracing::warn!("cannot compute the diff: {e}");
+        }
         let brief = tasks::ReviewBrief {
             iteration,
             risk_level: self.strategy.risk_level,

@@ -35,11 +35,6 @@ pub struct ReviewBrief<'a> {
 
 pub use crate::diffview::{DiffHints, DiffView, ShownDiff};
 
-/// The change cut to `budget`, the diff that matters first ([`crate::diffview::fit`]).
-pub fn fit_diff(diff: &str, budget: usize, hints: &DiffHints) -> ShownDiff {
-    crate::diffview::fit(diff, budget, hints)
-}
-
 /// What was summarised or left out of a shown diff, for the task text.
 fn left_out(shown: &ShownDiff, out: &mut String) {
     if !shown.summarised.is_empty() {
@@ -463,7 +458,7 @@ mod tests {
         let a = "diff --git a/a.py b/a.py\n+1\n";
         let b = format!("diff --git a/big.py b/big.py\n{}\n", "+x\n".repeat(100));
         let c = "diff --git a/c.py b/c.py\n+3\n";
-        let shown = fit_diff(&format!("{a}{b}{c}"), 60, &DiffHints::default());
+        let shown = crate::diffview::fit(&format!("{a}{b}{c}"), 60, &DiffHints::default());
         assert_eq!(shown.text, format!("{a}{c}"));
         assert_eq!(shown.omitted_files, vec!["big.py"]);
     }

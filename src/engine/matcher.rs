@@ -406,13 +406,19 @@ impl Title {
             }
             if is_identifier(token) && !is_exception_name(&lower) {
                 let id = lower.trim_matches(['.', '_']).to_string();
-                let parts: Vec<String> = sub_words(token).iter().map(|p| stem(p)).collect();
-                for part in sub_words(token) {
+                let parts: Vec<(String, String)> = sub_words(token)
+                    .into_iter()
+                    .map(|p| {
+                        let s = stem(&p);
+                        (p, s)
+                    })
+                    .collect();
+                for (part, stemmed) in &parts {
                     if !STOPWORDS.contains(&part.as_str()) && part.len() > 1 {
-                        content.insert(stem(&part));
+                        content.insert(stemmed.clone());
                     }
                 }
-                identifier_words.insert(id.clone(), parts);
+                identifier_words.insert(id.clone(), parts.into_iter().map(|(_, s)| s).collect());
                 identifiers.insert(id);
                 sequence.push(lower);
                 continue;

@@ -351,6 +351,7 @@ impl<'a> Checker<'a> {
 }
 
 /// Runs the rules over added lines held in full: `(path, [(line number, text)])`.
+#[cfg(test)]
 pub fn check<'a>(
     added: impl IntoIterator<Item = (&'a str, &'a [(u32, String)])>,
     cfg: &PatternChecksConfig,
