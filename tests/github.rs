@@ -2019,3 +2019,6 @@ mod notify;
 
 #[path = "github/rereview.rs"]
 mod rereview;
+
+#[path = "github/pr_criteria.rs"]
+mod pr_criteria;

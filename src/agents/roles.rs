@@ -51,6 +51,8 @@ pub struct AgentReviewer<'a> {
     pub own_paths: Vec<String>,
     /// A human's guidance for this run (shown in the first review's task).
     pub guidance: Option<String>,
+    /// The pull request's title and description (shown when no criteria were given).
+    pub pull_request: Option<String>,
 }
 
 impl Reviewer for AgentReviewer<'_> {
@@ -125,6 +127,7 @@ impl Reviewer for AgentReviewer<'_> {
             discovered: &self.strategy.discovered,
             plan_checks: &self.strategy.reviewer_checks,
             guidance: self.guidance.as_deref(),
+            pull_request: self.pull_request.as_deref(),
             // Without `run_command` nothing of the change may run: an untrusted change.
             untrusted: !self.shared.tools.commands,
             hints: &hints,

@@ -245,6 +245,32 @@ pub fn load_plan_strategy(path: &Path) -> Result<super::plan::PlanStrategy, Inpu
 /// `- [x]`, `*`, `+` and numbered items; indented continuation lines join the item), each with
 /// where it is (`spec.md:42 (QA Acceptance Criteria › Unit Tests)`).
 pub fn parse_spec_criteria(path: &Path, text: &str) -> Result<Vec<Sourced>, InputError> {
+    parse_criteria_sections(path, text, &CRITERIA_SECTIONS)
+}
+
+/// The most criteria a pull request's description contributes, and the longest one kept
+/// (the description is the PR author's text, shown to the reviewer: bounded in tokens).
+const PR_CRITERIA: usize = 50;
+const PR_CRITERION_CHARS: usize = 500;
+
+/// The `## Acceptance Criteria` checklist of a pull request's description (SPEC §3.2), each
+/// with where it is (`pull request #12 description:7 (Acceptance Criteria)`). Only that
+/// section: a PR template's `## Verification` is what the author did, not what to check.
+pub fn parse_pr_criteria(number: u64, body: &str) -> Result<Vec<Sourced>, InputError> {
+    let label = std::path::PathBuf::from(format!("pull request #{number} description"));
+    let mut criteria = parse_criteria_sections(&label, body, &CRITERIA_SECTIONS[..1])?;
+    criteria.truncate(PR_CRITERIA);
+    for c in &mut criteria {
+        c.text = crate::text::clip(&c.text, PR_CRITERION_CHARS);
+    }
+    Ok(criteria)
+}
+
+fn parse_criteria_sections(
+    path: &Path,
+    text: &str,
+    sections: &[&str],
+) -> Result<Vec<Sourced>, InputError> {
     let file = path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into(),
@@ -279,11 +305,7 @@ pub fn parse_spec_criteria(path: &Path, text: &str) -> Result<Vec<Sourced>, Inpu
                 section_level = None;
             }
             // Ours, and the sections Auto-Claude's spec writer and quick specs use.
-            if CRITERIA_SECTIONS
-                .iter()
-                .any(|s| title.eq_ignore_ascii_case(s))
-                && section_level.is_none()
-            {
+            if sections.iter().any(|s| title.eq_ignore_ascii_case(s)) && section_level.is_none() {
                 section_level = Some(level);
                 section = title.to_string();
                 sub.clear();
@@ -560,6 +582,45 @@ mod tests {
     }
 
     /// Issue 19: a real spec's criteria are under `## Success Criteria` (numbered `1. [ ]`) and
+    /// A PR description: only `## Acceptance Criteria` (a template's `## Verification` is what
+    /// the author did), at most 50 items of at most 500 characters, each named by its line.
+    #[test]
+    fn pr_descriptions_give_their_acceptance_criteria_only() {
+        let body = "Intro\r\n\r\n## Verification\r\n- [x] ran it\r\n\r\n## Acceptance Criteria\r\n- [ ] Sums\r\n- [ ] Sums.\r\n";
+        let got = parse_pr_criteria(7, body).unwrap();
+        let got: Vec<_> = got
+            .iter()
+            .map(|c| (c.text.as_str(), c.origin.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "Sums",
+                    "pull request #7 description:7 (Acceptance Criteria)"
+                ),
+                (
+                    "Sums.",
+                    "pull request #7 description:8 (Acceptance Criteria)"
+                )
+            ]
+        );
+        let long = format!(
+            "## Acceptance Criteria\n{}",
+            (0..80)
+                .map(|i| format!("- [ ] {i} {}\n", "x".repeat(900)))
+                .collect::<String>()
+        );
+        let got = parse_pr_criteria(7, &long).unwrap();
+        assert_eq!(got.len(), 50);
+        assert!(got.iter().all(|c| c.text.chars().count() <= 501));
+        let err = parse_pr_criteria(7, "## Acceptance Criteria\n- [ ]\n").unwrap_err();
+        assert!(
+            err.to_string().contains("pull request #7 description:2"),
+            "{err}"
+        );
+    }
+
     /// `## QA Acceptance Criteria` (tables and a sign-off checklist); quick specs use
     /// `## Verification`. Only `## Acceptance Criteria` was read.
     #[test]

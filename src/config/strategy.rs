@@ -346,28 +346,37 @@ fn suite(
 pub fn merge_criteria<const N: usize>(
     lists: [(CriterionSource, Vec<Sourced>); N],
 ) -> Vec<Criterion> {
-    let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     for (source, list) in lists {
-        for Sourced { text, origin } in list {
-            let text = text.trim().to_string();
-            let key: String = text
-                .to_lowercase()
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
-                .trim_end_matches(['.', '!', ';'])
-                .to_string();
-            if !key.is_empty() && seen.insert(key) {
-                out.push(Criterion {
-                    text,
-                    source,
-                    origin,
-                });
-            }
-        }
+        add_criteria(&mut out, source, list);
     }
     out
+}
+
+/// Appends `list` to `criteria`, dropping repeats of what is there (case, spacing and final
+/// punctuation ignored).
+pub fn add_criteria(criteria: &mut Vec<Criterion>, source: CriterionSource, list: Vec<Sourced>) {
+    let key = |text: &str| -> String {
+        text.to_lowercase()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .trim_end_matches(['.', '!', ';'])
+            .to_string()
+    };
+    let mut seen: std::collections::HashSet<String> =
+        criteria.iter().map(|c| key(&c.text)).collect();
+    for Sourced { text, origin } in list {
+        let text = text.trim().to_string();
+        let k = key(&text);
+        if !k.is_empty() && seen.insert(k) {
+            criteria.push(Criterion {
+                text,
+                source,
+                origin,
+            });
+        }
+    }
 }
 
 #[cfg(test)]
@@ -459,6 +468,24 @@ mod tests {
                 ("Users can log in", CriterionSource::Spec),
                 ("Errors shown", CriterionSource::Config),
                 ("Audit log", CriterionSource::Plan)
+            ]
+        );
+    }
+
+    #[test]
+    fn added_criteria_skip_what_is_there() {
+        let mut got = merge_criteria([(CriterionSource::Spec, vec![Sourced::new("Sums", "s")])]);
+        add_criteria(
+            &mut got,
+            CriterionSource::PullRequest,
+            vec![Sourced::new("sums.", "pr"), Sourced::new("Docs", "pr")],
+        );
+        let texts: Vec<_> = got.iter().map(|c| (c.text.as_str(), c.source)).collect();
+        assert_eq!(
+            texts,
+            vec![
+                ("Sums", CriterionSource::Spec),
+                ("Docs", CriterionSource::PullRequest)
             ]
         );
     }

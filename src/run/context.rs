@@ -93,6 +93,9 @@ pub async fn prepare(
         tracing::info!("untrusted change: review only, none of its code runs");
         inputs.strategy = untrusted_strategy(&inputs.strategy);
     }
+    if let Some(pr) = origin.as_ref().and_then(|o| o.pr.as_ref()) {
+        add_pr_criteria(&mut inputs.strategy, pr);
+    }
     let settings = &inputs.settings;
     let pr = match origin {
         Some(o) if !settings.trust.no_github => pr_run(o, &inputs, &trust).await,
@@ -162,6 +165,29 @@ fn register_secrets(inputs: &Inputs, origin: Option<&Origin>) {
         .flatten()
     {
         println!("{}", crate::github::actions::mask(t.expose()));
+    }
+}
+
+/// The PR description's `## Acceptance Criteria` checklist, after every other source's (SPEC
+/// §3.2). A malformed item is the PR author's to fix: a warning naming the line, and the
+/// description's criteria are left out.
+fn add_pr_criteria(strategy: &mut Strategy, pr: &crate::github::event::PullRequest) {
+    match config::load::parse_pr_criteria(pr.number, &pr.body) {
+        Ok(list) => {
+            if !list.is_empty() {
+                tracing::info!(
+                    "pull request #{}: {} acceptance criteria from its description",
+                    pr.number,
+                    list.len()
+                );
+            }
+            config::strategy::add_criteria(
+                &mut strategy.criteria,
+                config::CriterionSource::PullRequest,
+                list,
+            );
+        }
+        Err(e) => tracing::warn!("{e}; its acceptance criteria are left out"),
     }
 }
 

@@ -319,6 +319,7 @@ fn reviewer<'a>(
         last_tree: None,
         own_paths: own_paths(&ctx.inputs.settings),
         guidance: guidance(ctx.pr.as_ref()),
+        pull_request: pull_request_text(ctx.pr.as_ref()),
     }
 }
 
@@ -599,6 +600,24 @@ fn guidance(pr: Option<&PrRun>) -> Option<String> {
         _ => return None,
     };
     (!t.words.trim().is_empty()).then(|| format!("@{} ({how}): {}", t.actor, t.words.trim()))
+}
+
+/// The longest PR description the reviewer is shown (the author's text, bounded in tokens).
+const PR_DESCRIPTION_CHARS: usize = 4000;
+
+/// The pull request's title and description, as the reviewer is shown them.
+fn pull_request_text(pr: Option<&PrRun>) -> Option<String> {
+    let p = pr?.origin.pr.as_ref()?;
+    let body = p.body.trim();
+    Some(if body.is_empty() {
+        format!("{}\n\n(no description)", p.title.trim())
+    } else {
+        format!(
+            "{}\n\n{}",
+            p.title.trim(),
+            crate::text::clip(body, PR_DESCRIPTION_CHARS)
+        )
+    })
 }
 
 /// `/qa fix <instructions>` (write access, checked before the run): the instructions are the
