@@ -161,7 +161,7 @@ pub fn report(r: &RunReport<'_>) -> String {
     if let Some(d) = r.deciding() {
         out.push_str("## Acceptance criteria\n\n");
         if r.strategy.criteria.is_empty() {
-            out.push_str("No acceptance criteria were given; the reviewer judged the change against its title, description and diff.\n\n");
+            out.push_str("No acceptance criteria were given; the reviewer judged the change against the pull request's title and description (a local run: its commits) and its diff.\n\n");
         }
         if !d.criteria.is_empty() {
             out.push_str("| criterion | met | evidence |\n|---|---|---|\n");
