@@ -4,27 +4,31 @@
 
 use super::*;
 
-/// The PR with `add` correct (its tests pass: the verdict decides).
-fn green_project(dir: &Path) {
-    project(dir, json!([]));
-    std::fs::write(dir.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
-    git(dir, &["commit", "-qam", "add adds"]);
-    git(dir, &["push", "-q", "origin", "changes"]);
-}
-
-fn session_with(dir: &Path, call: Value) {
+/// Reviews (review mode, replayed `call`) a PR whose `add` is correct — its tests pass, the
+/// verdict decides — with `body` as its description (`None`: the payload's own).
+fn review_pr(body: Option<&str>, call: Value) -> (tempfile::TempDir, Output) {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), json!([call]));
     std::fs::write(
-        dir.join("session.json"),
-        json!({"calls": [call]}).to_string(),
+        dir.path().join("calc.py"),
+        "def add(a, b):\n    return a + b\n",
     )
     .unwrap();
+    git(dir.path(), &["commit", "-qam", "add adds"]);
+    git(dir.path(), &["push", "-q", "origin", "changes"]);
+    let api = start(Arc::default());
+    let o = run_with_payload(dir.path(), &api, &["--mode", "review"], |p| {
+        if let Some(body) = body {
+            p["pull_request"]["body"] = json!(body);
+        }
+    });
+    assert_published(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    (dir, o)
 }
 
 #[test]
 fn the_descriptions_checklist_is_reviewed_against() {
-    let dir = tempfile::tempdir().unwrap();
-    green_project(dir.path());
-    let api = start(Arc::default());
     let mut call = verdict("approved", 92);
     call["tool_calls"][0]["arguments"]["criteria"] = json!([
         {"criterion": "Adding two numbers returns their sum", "met": true, "evidence": "calc.py:2"},
@@ -36,13 +40,12 @@ fn the_descriptions_checklist_is_reviewed_against() {
     // A template's `## Verification` is what the author did, not a criterion; the description
     // itself is not shown when there are criteria.
     call["expect_not_in_request"] = json!(["ran it on my laptop", "Closes the gap"]);
-    session_with(dir.path(), call);
-    let o = run_with_payload(dir.path(), &api, &["--mode", "review"], |p| {
-        p["pull_request"]["body"] = json!(
-            "Closes the gap.\r\n\r\n## Acceptance Criteria\r\n\r\n- [ ] Adding two numbers returns their sum\r\n- [x] add(2, 2) is 4\r\n\r\n## Verification\r\n\r\n- [x] ran it on my laptop\r\n"
-        );
-    });
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let (dir, o) = review_pr(
+        Some(
+            "Closes the gap.\r\n\r\n## Acceptance Criteria\r\n\r\n- [ ] Adding two numbers returns their sum\r\n- [x] add(2, 2) is 4\r\n\r\n## Verification\r\n\r\n- [x] ran it on my laptop\r\n",
+        ),
+        call,
+    );
     assert!(
         stderr(&o).contains("pull request #2: 2 acceptance criteria from its description"),
         "{}",
@@ -57,31 +60,19 @@ fn the_descriptions_checklist_is_reviewed_against() {
 
 #[test]
 fn without_criteria_the_reviewer_is_shown_the_title_and_description() {
-    let dir = tempfile::tempdir().unwrap();
-    green_project(dir.path());
-    let api = start(Arc::default());
     let mut call = verdict("approved", 92);
     call["expect_in_request"] = json!([
         "judge the change against the pull request's title and description below",
         "Update the README with new information.\n\nThis is a pretty simple change that we need to pull into master.",
     ]);
-    session_with(dir.path(), call);
-    let o = run(dir.path(), &api, &["--mode", "review"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    review_pr(None, call);
 }
 
 #[test]
 fn a_malformed_checklist_is_named_and_left_out() {
-    let dir = tempfile::tempdir().unwrap();
-    green_project(dir.path());
-    let api = start(Arc::default());
     let mut call = verdict("approved", 92);
     call["expect_in_request"] = json!(["No acceptance criteria were given"]);
-    session_with(dir.path(), call);
-    let o = run_with_payload(dir.path(), &api, &["--mode", "review"], |p| {
-        p["pull_request"]["body"] = json!("## Acceptance Criteria\n\n- [ ] Sums\n- [ ]\n");
-    });
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let (_dir, o) = review_pr(Some("## Acceptance Criteria\n\n- [ ] Sums\n- [ ]\n"), call);
     let err = stderr(&o);
     assert!(
         err.contains("pull request #2 description:4") && err.contains("left out"),
