@@ -18,7 +18,7 @@
 //!
 //! The bar starts at the configured similarity threshold (default 0.8), drops by 0.1 when a file
 //! is missing on one side, and in one file by 0.35 with lines more than 30 apart, 0.5 without
-//! lines and 0.55 for lines within 30 of each other; identifiers both titles name are location,
+//! lines and 0.65 for lines within 30 of each other; identifiers both titles name are location,
 //! not defect words, and do not count towards similarity. Labelled pairs live in
 //! `tests/fixtures/recurring_pairs*.json` (tuned on the split sets' `tune` parts, measured on
 //! their `heldout` parts); `tests/recurring_matcher.rs` prints the figures.
@@ -76,6 +76,8 @@ const SAME_FILE: f64 = 0.25;
 
 /// Lines further apart than this in one file are different places (a fix moves code by less).
 pub const FAR_LINES: u32 = 200;
+/// Lines this close in one file are one place, whatever identifiers each title names.
+const SAME_PLACE_LINES: u32 = 10;
 /// How much a shared specific defect concept lowers the similarity bar (files unknown).
 const CONCEPT_BONUS: f64 = 0.3;
 /// How much a kind of defect named on one side only raises it.
@@ -132,10 +134,22 @@ impl Matcher {
                 .collect()
         };
         let (ia, ib) = (code(&ta), code(&tb));
-        if !ia.is_empty() && !ib.is_empty() && !any_related(&ia, &ib) {
+        let in_tests = [a, b].iter().any(|k| {
+            matches!(
+                k.kind,
+                Some(IssueType::UnitTest | IssueType::IntegrationTest | IssueType::E2eTest)
+            ) || k.file.is_some_and(is_test_file)
+        });
+        // Within a few lines of one file, a method and a call in it are one place (two tests
+        // are two tests, however close).
+        let same_place = !in_tests
+            && file_relation == FileRelation::Same
+            && matches!((a.line, b.line), (Some(x), Some(y)) if x.abs_diff(y) <= SAME_PLACE_LINES);
+        if !same_place && !ia.is_empty() && !ib.is_empty() && !any_related(&ia, &ib) {
             return Decision::DifferentIdentifiers;
         }
-        if different_requirement(&ta, &tb) {
+        let (na, nb) = (criterion_numbers(a.title), criterion_numbers(b.title));
+        if different_requirement(&ta, &tb) || !na.is_empty() && !nb.is_empty() && na != nb {
             return Decision::Substitution;
         }
         if let (Some(x), Some(y)) = (endpoint(a.title), endpoint(b.title))
@@ -143,12 +157,6 @@ impl Matcher {
         {
             return Decision::DifferentIdentifiers;
         }
-        let in_tests = [a, b].iter().any(|k| {
-            matches!(
-                k.kind,
-                Some(IssueType::UnitTest | IssueType::IntegrationTest | IssueType::E2eTest)
-            ) || k.file.is_some_and(is_test_file)
-        });
         if same_failing_test(&ta, &tb, in_tests) {
             return Decision::Same {
                 similarity: 1.0,
@@ -251,7 +259,7 @@ fn normalise_path(p: &str) -> String {
 /// pairs, where no pair of different defects of one file got that far with any word in common).
 fn location_bonus(file: FileRelation, a: Option<u32>, b: Option<u32>) -> f64 {
     match (file, a, b) {
-        (FileRelation::Same, Some(x), Some(y)) if x.abs_diff(y) <= 30 => 0.3 + SAME_FILE,
+        (FileRelation::Same, Some(x), Some(y)) if x.abs_diff(y) <= 30 => 0.4 + SAME_FILE,
         (FileRelation::Same, Some(_), Some(_)) => 0.1 + SAME_FILE,
         (FileRelation::Same, _, _) => 0.25 + SAME_FILE,
         (FileRelation::Unknown, _, _) => 0.1,
@@ -372,6 +380,7 @@ const OPPOSITES: &[(&str, &str)] = &[
     ("increas", "decreas"),
     ("allow", "deny"),
     ("early", "late"),
+    ("empti", "null"),
 ];
 
 fn opposite_symptoms(a: &HashSet<String>, b: &HashSet<String>) -> bool {
@@ -625,6 +634,32 @@ fn same_failing_test(a: &Title, b: &Title, in_tests: bool) -> bool {
         && fails(b)
 }
 
+/// The numbers of the acceptance criteria a title names (`AC3`, `AC #4`, `criterion 2`): two
+/// numbered criteria are two requirements.
+fn criterion_numbers(title: &str) -> Vec<u32> {
+    let lower = title.to_lowercase();
+    let mut found = Vec::new();
+    for word in ["ac", "criterion", "criteria"] {
+        for (i, _) in lower.match_indices(word) {
+            if lower[..i]
+                .chars()
+                .next_back()
+                .is_some_and(char::is_alphanumeric)
+            {
+                continue;
+            }
+            let rest = lower[i + word.len()..].trim_start_matches([' ', '#', '-']);
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            if let Ok(n) = digits.parse() {
+                found.push(n);
+            }
+        }
+    }
+    found.sort_unstable();
+    found.dedup();
+    found
+}
+
 /// One identifier names the other or a part of it (`tokenCache.Set` and `tokenCache`,
 /// `Blog.list_posts` and `list_posts`).
 fn related_id(a: &str, b: &str) -> bool {
@@ -869,6 +904,63 @@ mod tests {
         assert!(!m.same(
             typed("No test for an expired coupon", CodeQuality, svc, 20),
             typed("No test for a coupon used twice", CodeQuality, svc, 20),
+        ));
+    }
+
+    #[test]
+    fn places_cases_and_numbered_criteria() {
+        let m = Matcher::default();
+        use IssueType::{AcceptanceCriteria, ErrorHandling, UnitTest};
+        let cs = "src/Worker/InvoiceListener.cs";
+        // A method and the call in it, four lines apart: one place.
+        assert!(m.same(
+            typed(
+                "`HandleAsync` in InvoiceListener drops exceptions",
+                ErrorHandling,
+                cs,
+                40
+            ),
+            typed(
+                "`Task.Run` fire-and-forget drops exceptions in the listener",
+                ErrorHandling,
+                cs,
+                44
+            ),
+        ));
+        // Two tests four lines apart are two tests.
+        let t = "tests/InvoiceTests.cs";
+        assert!(!m.same(
+            typed("`Total_WhenEmpty_IsZero` fails", UnitTest, t, 40),
+            typed("`Total_WhenNegative_Throws` fails", UnitTest, t, 44),
+        ));
+        // An empty input and a null input are two cases.
+        assert!(!m.same(
+            typed(
+                "Empty email accepted by RegisterHandler",
+                ErrorHandling,
+                cs,
+                10
+            ),
+            typed("Null email crashes RegisterHandler", ErrorHandling, cs, 12),
+        ));
+        // Two numbered criteria are two requirements.
+        assert_eq!(
+            criterion_numbers("AC #3 not met: export ignores the filter"),
+            [3]
+        );
+        assert!(!m.same(
+            typed(
+                "AC2 not met: the export button is missing on the report page",
+                AcceptanceCriteria,
+                cs,
+                5
+            ),
+            typed(
+                "AC5 not met: the export button is missing its tooltip on the report page",
+                AcceptanceCriteria,
+                cs,
+                5
+            ),
         ));
     }
 
