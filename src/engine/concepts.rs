@@ -220,7 +220,7 @@ pub const CONCEPTS: &[Concept] = &[
     },
     Concept {
         name: "null_dereference",
-        source: "CWE-476 NULL Pointer Dereference",
+        source: "CWE-476 NULL Pointer Dereference; detekt UnsafeCallOnNullableType (`!!`); typescript-eslint no-non-null-assertion; SwiftLint force_unwrapping, force_cast (`as!`)",
         marks: &[
             "null",
             "nil",
@@ -228,6 +228,12 @@ pub const CONCEPTS: &[Concept] = &[
             "nullpointerexception",
             "nonetype",
             "undefined",
+            "!!",
+            "as!",
+            "force unwrap",
+            "force-unwrap",
+            "force unwrapping",
+            "force cast",
         ],
         context: &[],
         decisive: true,
@@ -328,12 +334,13 @@ pub const CONCEPTS: &[Concept] = &[
     },
     Concept {
         name: "missing_timeout",
-        source: "CWE-1088 Synchronous Access of Remote Resource without Timeout",
+        source: "CWE-1088 Synchronous Access of Remote Resource without Timeout (the call may hang indefinitely)",
         marks: &[
             "timeout",
             "time out",
             "hang forever",
             "hangs forever",
+            "indefinitely",
             "abortcontroller",
         ],
         context: &[],
@@ -482,7 +489,7 @@ pub const CONCEPTS: &[Concept] = &[
     },
     Concept {
         name: "flaky_test",
-        source: "Google Testing Blog, Flaky Tests at Google; pytest-rerunfailures / Jest retryTimes / Gradle test-retry (tests that pass and fail on one code)",
+        source: "Google Testing Blog, Flaky Tests at Google; pytest-rerunfailures / Jest retryTimes / Gradle test-retry (tests that pass and fail on one code); the waits that fix them: XCTest waitForExistence, Testing Library waitFor, Playwright waitForSelector/waitForTimeout",
         marks: &[
             "flaky",
             "flakey",
@@ -502,6 +509,10 @@ pub const CONCEPTS: &[Concept] = &[
             "fails sometimes",
             "order-dependent",
             "timing-dependent",
+            "waitforexistence",
+            "waitfor",
+            "waitforselector",
+            "waitfortimeout",
         ],
         context: &[],
         decisive: true,
@@ -685,7 +696,7 @@ pub const CONCEPTS: &[Concept] = &[
     },
     Concept {
         name: "open_redirect",
-        source: "CWE-601 URL Redirection to Untrusted Site (Open Redirect)",
+        source: "CWE-601 URL Redirection to Untrusted Site (Open Redirect): its name and description (phishing)",
         marks: &[
             "open redirect",
             "unvalidated redirect",
@@ -694,6 +705,10 @@ pub const CONCEPTS: &[Concept] = &[
             "redirect to any",
             "redirect to an external",
             "next parameter",
+            "arbitrary external url",
+            "arbitrary url",
+            "untrusted site",
+            "phishing",
         ],
         context: &[],
         decisive: true,
@@ -985,6 +1000,12 @@ pub const CONCEPTS: &[Concept] = &[
             "unlabelled",
             "axe",
             "wcag",
+            "<label>",
+            "label-has-associated-control",
+            "htmlfor",
+            "accessible name",
+            "not announced",
+            "alt=\"\"",
         ],
         context: &[],
         decisive: true,
@@ -1044,6 +1065,232 @@ pub const CONCEPTS: &[Concept] = &[
             "same-site",
         ],
         context: &[],
+        decisive: true,
+    },
+    Concept {
+        name: "unchecked_status",
+        source: "CWE-252 Unchecked Return Value, for HTTP responses: fetch `response.ok`, requests `raise_for_status()`",
+        marks: &[
+            "response.ok",
+            "res.ok",
+            "resp.ok",
+            "raise_for_status",
+            "status code is not checked",
+            "status code not checked",
+            "without checking the status",
+        ],
+        context: &[],
+        decisive: true,
+    },
+    Concept {
+        name: "premature_ack",
+        source: "Kafka consumer delivery semantics (enable.auto.commit; Spring Kafka AckMode): at-least-once delivery needs the commit after processing",
+        marks: &[
+            "enable.auto.commit",
+            "auto.commit",
+            "auto-commit",
+            "autocommit",
+            "ackmode",
+            "manual ack",
+            "at-least-once",
+            "at least once",
+            "commit before",
+            "commits before",
+            "acknowledged before",
+        ],
+        context: &[],
+        decisive: true,
+    },
+    Concept {
+        name: "untrusted_checkout",
+        source: "GitHub Security Lab, Preventing pwn requests; zizmor dangerous-triggers; CodeQL actions/untrusted-checkout",
+        marks: &[
+            "pull_request_target",
+            "pwn request",
+            "untrusted checkout",
+            "dangerous trigger",
+            "privileged trigger",
+            "pull_request.head.sha",
+            "pull_request.head.ref",
+        ],
+        context: &[],
+        decisive: true,
+    },
+    Concept {
+        name: "excess_rerender",
+        source: "Angular ChangeDetectionStrategy.OnPush; React Profiler / eslint-plugin-react-perf (unnecessary re-renders); Vue deep watchers",
+        marks: &[
+            "change detection",
+            "changedetectionstrategy",
+            "onpush",
+            "re-render",
+            "re-renders",
+            "rerender",
+            "rerenders",
+            "re-rendering",
+            "deep watcher",
+            "deep: true",
+            "recompute",
+            "recomputes",
+            "recalculates",
+        ],
+        context: &[],
+        decisive: true,
+    },
+    Concept {
+        name: "ignored_cancellation",
+        source: "Go contextcheck and go vet lostcancel; .NET CA2016 (forward the CancellationToken): work that outlives its caller",
+        marks: &[
+            "context.background",
+            "context.todo",
+            "cancellation",
+            "cancellationtoken",
+            "ctx.done",
+            "lostcancel",
+            "contextcheck",
+            "hangs up",
+            "hung up",
+            "client disconnects",
+            "caller disconnects",
+        ],
+        context: &[],
+        decisive: true,
+    },
+    Concept {
+        name: "mass_assignment",
+        source: "CWE-915 Improperly Controlled Modification of Dynamically-Determined Object Attributes; Brakeman Mass Assignment (`permit!`, `attr_accessible`); Laravel `$guarded`/`$fillable`; ASP.NET over-posting",
+        marks: &[
+            "mass assignment",
+            "mass-assignment",
+            "permit!",
+            "strong params",
+            "strong parameters",
+            "$guarded",
+            "$fillable",
+            "guarded attributes",
+            "fillable",
+            "attr_accessible",
+            "over-posting",
+            "overposting",
+        ],
+        context: &[],
+        decisive: true,
+    },
+    Concept {
+        name: "session_fixation",
+        source: "CWE-384 Session Fixation",
+        marks: &[
+            "session fixation",
+            "session not regenerated",
+            "regenerate the session",
+            "session id is not rotated",
+            "session id not rotated",
+            "rotate the session",
+        ],
+        context: &[],
+        decisive: true,
+    },
+    Concept {
+        name: "insufficient_expiration",
+        source: "CWE-613 Insufficient Session Expiration; CWE-324 Use of a Key Past its Expiration Date",
+        marks: &[
+            "expired",
+            "expiry",
+            "expiration",
+            "never expire",
+            "never expires",
+            "ttl",
+        ],
+        context: &[],
+        decisive: true,
+    },
+    Concept {
+        name: "resource_exhaustion",
+        source: "CWE-400 Uncontrolled Resource Consumption; Sobelow DOS.StringToAtom (atom table exhaustion)",
+        marks: &[
+            "uncontrolled resource consumption",
+            "resource exhaustion",
+            "exhaust",
+            "exhausts",
+            "exhaustion",
+            "to_atom",
+        ],
+        context: &[],
+        decisive: true,
+    },
+    Concept {
+        name: "excessive_privilege",
+        source: "CWE-250 Execution with Unnecessary Privileges; CWE-269 Improper Privilege Management; principle of least privilege",
+        marks: &[
+            "least privilege",
+            "least-privilege",
+            "all privileges",
+            "grant all",
+            "excessive privileges",
+            "excessive permissions",
+            "unnecessary privileges",
+            "read-only",
+            "superuser",
+        ],
+        context: &[
+            "role",
+            "user",
+            "grant",
+            "privileges",
+            "permissions",
+            "account",
+        ],
+        decisive: true,
+    },
+    Concept {
+        name: "duplicate_action",
+        source: "CWE-837 Improper Enforcement of a Single, Unique Action; idempotency keys (Stripe API)",
+        marks: &[
+            "idempotent",
+            "idempotency",
+            "twice",
+            "double-charge",
+            "double charge",
+            "duplicate charge",
+            "duplicate charges",
+        ],
+        context: &[],
+        decisive: true,
+    },
+    Concept {
+        name: "missing_index",
+        source: "PostgreSQL seq scan; squawk / strong_migrations (index on foreign keys); active_record_doctor missing_foreign_key_indexes",
+        marks: &[
+            "not indexed",
+            "no index",
+            "missing index",
+            "without an index",
+            "unindexed",
+            "full table scan",
+            "seq scan",
+            "sequential scan",
+        ],
+        context: &[],
+        decisive: true,
+    },
+    Concept {
+        name: "blocking_migration",
+        source: "squawk require-concurrent-index-creation, adding-required-field; strong_migrations (non-concurrent index, NOT NULL without default)",
+        marks: &[
+            "concurrently",
+            "locks the table",
+            "lock the table",
+            "table lock",
+            "exclusive lock",
+            "not null",
+            "non-nullable",
+            "without default",
+            "without a default",
+            "no default",
+            "adding-required-field",
+            "require-concurrent-index-creation",
+        ],
+        context: &["migration", "index", "table", "column", "alter", "deploy"],
         decisive: true,
     },
 ];
@@ -1107,6 +1354,8 @@ pub fn related(a: &[&str], b: &[&str]) -> bool {
             "unchecked_error",
         ],
         &["retry_storm", "unbounded_retry", "missing_timeout"],
+        // Work done on every input event: debouncing and memoising are both its remedy.
+        &["missing_throttle", "excess_rerender"],
     ];
     FAMILIES
         .iter()
@@ -1129,9 +1378,13 @@ pub fn of(title: &str) -> Vec<&'static str> {
             found.push(c.name);
         }
     }
-    // A deadlock is a concurrency defect of its own, not a race.
-    if found.contains(&"deadlock") {
+    // A deadlock is a concurrency defect of its own, not a race; an index built
+    // `CONCURRENTLY` is no race and a `NOT NULL` column no null dereference.
+    if found.contains(&"deadlock") || found.contains(&"blocking_migration") {
         found.retain(|c| *c != "race_condition");
+    }
+    if found.contains(&"blocking_migration") {
+        found.retain(|c| *c != "null_dereference");
     }
     found
 }
@@ -1159,8 +1412,10 @@ pub fn status_codes(title: &str) -> Vec<u16> {
     if !http.iter().any(|w| lower.contains(w)) {
         return Vec::new();
     }
-    // Codes as numbers and as RFC 9110 reason phrases, in the order the title names them.
+    // Codes as numbers and as RFC 9110 reason phrases, in the order the title names them. A
+    // number inside a name (`create_order_returns_201`, `v2`) is part of the name.
     let mut found: Vec<(usize, u16)> = Vec::new();
+    let glued = |c: Option<char>| c.is_some_and(|c| c.is_alphabetic() || c == '_');
     let mut at = 0;
     for t in lower.split(|c: char| !c.is_ascii_digit()) {
         let pos = lower[at..].find(t).map_or(at, |i| at + i);
@@ -1168,6 +1423,8 @@ pub fn status_codes(title: &str) -> Vec<u16> {
         if t.len() == 3
             && let Ok(c) = t.parse::<u16>()
             && (100..600).contains(&c)
+            && !glued(lower[..pos].chars().next_back())
+            && !glued(lower[pos + 3..].chars().next())
         {
             found.push((pos, c));
         }
@@ -1238,6 +1495,92 @@ mod tests {
             &["side_effect_in_transaction"]
         ));
         assert_eq!(of("No unit tests for the slugify helper"), ["coverage"]);
+    }
+
+    #[test]
+    fn remedies_linter_rules_and_migration_hazards_name_their_kind() {
+        // Operators and lint names for a null dereference.
+        assert_eq!(
+            of("`user.email!!` in ProfileFragment"),
+            ["null_dereference"]
+        );
+        assert!(of("Force unwrap of the cached avatar URL").contains(&"null_dereference"));
+        // The remedy names the kind as well as the defect does.
+        assert_eq!(
+            of("Sweep job should be idempotent: a second run bills twice"),
+            ["duplicate_action"]
+        );
+        assert_eq!(
+            of("Checkout flow test: use waitFor before reading the total"),
+            ["flaky_test"]
+        );
+        assert_eq!(
+            of("Receipts consumer: enable.auto.commit loses records on crash"),
+            ["premature_ack"]
+        );
+        assert_eq!(
+            of("Deploy workflow runs on pull_request_target with the fork's code"),
+            ["untrusted_checkout"]
+        );
+        assert_eq!(
+            of("Each change to the filter re-renders the whole table"),
+            ["excess_rerender"]
+        );
+        assert!(related(&["missing_throttle"], &["excess_rerender"]));
+        assert_eq!(
+            of("Report export keeps querying after the client hangs up"),
+            ["ignored_cancellation"]
+        );
+        assert_eq!(
+            of("Image fetch may block indefinitely"),
+            ["missing_timeout"]
+        );
+        assert_eq!(
+            of("Upload helper never looks at response.ok"),
+            ["unchecked_status"]
+        );
+        // CWE names of their own.
+        assert_eq!(
+            of("Profile update uses strong params with permit!"),
+            ["mass_assignment"]
+        );
+        assert_eq!(
+            of("Login keeps the pre-auth session id (session fixation)"),
+            ["session_fixation"]
+        );
+        assert_eq!(
+            of("Cached API keys are used after their expiry"),
+            ["insufficient_expiration"]
+        );
+        assert_eq!(
+            of("`binary_to_atom` on webhook fields can exhaust the atom table"),
+            ["resource_exhaustion"]
+        );
+        assert_eq!(
+            of("Analytics role gets GRANT ALL on the schema"),
+            ["excessive_privilege"]
+        );
+        // The words need their context: a read-only input is no privilege.
+        assert!(of("Read-only date input can still be typed into").is_empty());
+        // Migration hazards: a missing index, a blocking build, a required column; an index
+        // built CONCURRENTLY is no race and a NOT NULL column no null dereference.
+        assert_eq!(of("payments.user_id is not indexed"), ["missing_index"]);
+        assert_eq!(
+            of("Migration builds the index without CONCURRENTLY"),
+            ["blocking_migration"]
+        );
+        assert_eq!(
+            of("Migration adds a NOT NULL column with no default"),
+            ["blocking_migration"]
+        );
+        assert_eq!(
+            of("Phishing risk: login follows any URL in `continue`"),
+            ["open_redirect"]
+        );
+        assert_eq!(
+            of("Search field is only described by its placeholder, no <label>"),
+            ["accessibility"]
+        );
     }
 
     #[test]

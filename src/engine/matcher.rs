@@ -537,9 +537,10 @@ fn is_file_name(lower: &str) -> bool {
 }
 
 /// Exception and error class names (`NullPointerException`, `ValueError`) name the defect, not
-/// the code: they are content words.
+/// the code: they are content words. Snake-case names ending so are tests or functions
+/// (`test_raises_value_error`, `Apply_WhenExpired_ThrowsException`).
 fn is_exception_name(lower: &str) -> bool {
-    lower.ends_with("exception") || lower.ends_with("error")
+    (lower.ends_with("exception") || lower.ends_with("error")) && !lower.contains('_')
 }
 
 /// Names of what holds code rather than of code (`PaymentService`, `order_repository`,
@@ -747,7 +748,7 @@ fn different_requirement(a: &Title, b: &Title) -> bool {
     let tail = |t: &Title| -> HashSet<String> {
         t.sequence[prefix..]
             .iter()
-            .filter(|w| t.content.contains(*w))
+            .filter(|w| t.content.contains(*w) || t.identifiers.contains(*w))
             .cloned()
             .collect()
     };
@@ -960,6 +961,66 @@ mod tests {
                 AcceptanceCriteria,
                 cs,
                 5
+            ),
+        ));
+    }
+
+    #[test]
+    fn names_hold_their_own_words_and_numbers() {
+        let m = Matcher::default();
+        use IssueType::{Security, UnitTest};
+        // Test names ending in `Exception` or `_error` are names, not exception classes: two
+        // of them are two tests.
+        let t = "tests/AccountTests.cs";
+        assert!(!m.same(
+            typed(
+                "Overdraft test `Withdraw_WhenOverdrawn_ThrowsException` fails, withdrawal goes through",
+                UnitTest,
+                t,
+                20
+            ),
+            typed(
+                "`Withdraw_WhenFrozen_ThrowsException` fails: the withdrawal goes through",
+                UnitTest,
+                t,
+                20
+            ),
+        ));
+        assert!(!m.same(
+            typed(
+                "`test_parse_raises_value_error` fails",
+                UnitTest,
+                "tests/test_cfg.py",
+                8
+            ),
+            typed(
+                "`test_load_raises_value_error` fails",
+                UnitTest,
+                "tests/test_cfg.py",
+                8
+            ),
+        ));
+        // A status inside a test's name is part of the name.
+        assert!(super::super::concepts::status_codes("`delete_user_returns_204` fails").is_empty());
+        assert_eq!(
+            super::super::concepts::status_codes("delete_user returns 204"),
+            [204]
+        );
+        // What follows a shared start counts its code names too: `ConfigMap` on both sides is
+        // a shared subject, not another requirement.
+        let k = "deploy/k8s/app.yaml";
+        assert!(m.same(
+            typed(
+                "Stripe key stored in plain `ConfigMap` billing-config",
+                Security,
+                k,
+                12
+            ),
+            typed(
+                "Stripe key kept in `ConfigMap` billing-config, use a Secret",
+                Security,
+                k,
+                12
             ),
         ));
     }
