@@ -5,29 +5,14 @@
 
 mod support;
 use std::path::{Path, PathBuf};
-use std::process::Output;
 use support::*;
 
-use assert_cmd::Command;
 use serde_json::{Value, json};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/auto-claude")
         .join(name)
-}
-
-fn qa(dir: &Path, args: &[&str]) -> Output {
-    Command::cargo_bin("qa-loop")
-        .unwrap()
-        .current_dir(dir)
-        .env_remove("QA_LOOP_PROVIDER")
-        .env_remove("GITHUB_BASE_REF")
-        .env_remove("GITHUB_ACTIONS")
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 fn text(o: &[u8]) -> String {

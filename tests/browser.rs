@@ -86,29 +86,7 @@ fn project(dir: &Path, config: &Value, session: &Value) {
 }
 
 fn run(dir: &Path) -> Output {
-    Command::cargo_bin("qa-loop")
-        .unwrap()
-        .current_dir(dir)
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("GITHUB_BASE_REF")
-        .env("NO_COLOR", "1")
-        .args([
-            "run",
-            "--provider",
-            "replay",
-            "--replay-session",
-            "session.json",
-            "--mode",
-            "review",
-        ])
-        .timeout(std::time::Duration::from_secs(300))
-        .output()
-        .unwrap()
-}
-
-fn result(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join(".qa-loop/qa-result.json")).unwrap())
-        .unwrap()
+    replay_run(dir, &["--mode", "review"])
 }
 
 fn gates(r: &Value) -> Vec<Value> {
@@ -116,13 +94,6 @@ fn gates(r: &Value) -> Vec<Value> {
         .as_array()
         .unwrap()
         .clone()
-}
-
-fn gate(r: &Value, name: &str) -> Value {
-    gates(r)
-        .into_iter()
-        .find(|g| g["name"] == name)
-        .unwrap_or_else(|| panic!("no gate {name} in {:#}", r["history"][0]["verification"]))
 }
 
 fn verdict(criteria: Value) -> Value {
@@ -178,14 +149,14 @@ fn pages_are_verified_in_a_real_headless_browser_and_the_reviewer_drives_it() {
     let o = run(d);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(d.join(".qa-loop/qa-result.json").exists(), "{stderr}");
-    let r = result(d);
+    let r = qa_result(d);
     assert!(
         r["errors"].as_array().unwrap().is_empty(),
         "{:#}\n{stderr}",
         r["errors"]
     );
 
-    let ok = gate(&r, &format!("browser:{base}/index.html"));
+    let ok = gate_of(&r, &format!("browser:{base}/index.html"));
     assert_eq!(ok["status"], "passed", "{ok:#}");
     assert_eq!(ok["required"], true);
     // The free-text check reached the reviewer with the page snapshot.
@@ -194,7 +165,7 @@ fn pages_are_verified_in_a_real_headless_browser_and_the_reviewer_drives_it() {
         "{ok:#}"
     );
 
-    let broken = gate(&r, &format!("browser:{base}/broken.html"));
+    let broken = gate_of(&r, &format!("browser:{base}/broken.html"));
     assert_eq!(broken["status"], "failed", "{broken:#}");
     let titles: Vec<&str> = broken["findings"]
         .as_array()
@@ -208,7 +179,7 @@ fn pages_are_verified_in_a_real_headless_browser_and_the_reviewer_drives_it() {
         "{titles:?}"
     );
 
-    let missing = gate(&r, &format!("browser:{base}/missing.html"));
+    let missing = gate_of(&r, &format!("browser:{base}/missing.html"));
     assert_eq!(missing["status"], "failed", "{missing:#}");
     assert!(
         missing["summary"].as_str().unwrap().contains("HTTP 404"),
@@ -305,8 +276,8 @@ fn an_app_with_a_remote_debugging_port_is_attached_over_cdp() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     let o = run(d);
-    let r = result(d);
-    let g = gate(&r, &format!("browser:{base}/index.html"));
+    let r = qa_result(d);
+    let g = gate_of(&r, &format!("browser:{base}/index.html"));
     assert_eq!(
         g["status"],
         "passed",
@@ -343,13 +314,13 @@ fn an_mcp_server_that_crashes_at_start_is_reported_not_hung() {
     let started = std::time::Instant::now();
     let o = run(d);
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
-    let r = result(d);
+    let r = qa_result(d);
     let state = r["mcp_servers"][0]["state"].as_str().unwrap();
     assert!(
         state.starts_with("failed:") && state.contains("no browser found"),
         "{state}"
     );
-    let g = gate(&r, "browser");
+    let g = gate_of(&r, "browser");
     assert_eq!(g["status"], "failed");
     assert!(
         g["summary"]
@@ -406,7 +377,7 @@ fn without_a_browser_server_the_pages_go_to_the_reviewer() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let r = result(d);
+    let r = qa_result(d);
     assert!(
         gates(&r)
             .iter()

@@ -10,35 +10,6 @@ use support::*;
 use assert_cmd::Command;
 use serde_json::{Value, json};
 
-fn qa(dir: &Path, args: &[&str]) -> Output {
-    Command::cargo_bin("qa-loop")
-        .unwrap()
-        .current_dir(dir)
-        .env_remove("QA_LOOP_PROVIDER")
-        .env_remove("GITHUB_BASE_REF")
-        .env_remove("GITHUB_ACTIONS")
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-/// The arguments of `qa-loop run` with the project's replayed `session.json`.
-const REPLAY_RUN: [&str; 5] = [
-    "run",
-    "--provider",
-    "replay",
-    "--replay-session",
-    "session.json",
-];
-
-/// `qa-loop run` with the replayed `session.json` of the project in `dir`.
-fn replay_run(dir: &Path, extra: &[&str]) -> Output {
-    let mut args = REPLAY_RUN.to_vec();
-    args.extend_from_slice(extra);
-    qa(dir, &args)
-}
-
 /// Polls `done` every 20 ms; fails with `what` after `secs` seconds.
 fn wait_for(secs: u64, what: &str, mut done: impl FnMut() -> bool) {
     let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
@@ -70,12 +41,6 @@ fn stderr(o: &Output) -> String {
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// The `qa-result.json` a run wrote in `dir`.
-fn qa_result(dir: &Path) -> Value {
-    let text = std::fs::read_to_string(dir.join(".qa-loop/qa-result.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
 }
 
 #[test]

@@ -301,12 +301,7 @@ fn run(dir: &Path, model: &Model) -> Output {
 fn run_expecting(dir: &Path, model: &Model, code: i32) -> Value {
     let o = run(dir, model);
     assert_eq!(o.status.code(), Some(code), "{}", stderr(&o));
-    result(dir)
-}
-
-fn result(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join(".qa-loop/qa-result.json")).unwrap())
-        .unwrap()
+    qa_result(dir)
 }
 
 fn stderr(o: &Output) -> String {
@@ -871,7 +866,7 @@ fn a_stuck_agent_hits_the_hard_time_limit_and_sigterm_stops_a_waiting_run_at_onc
         stopped.elapsed()
     );
     assert_eq!(status.code(), Some(4));
-    let r = result(dir.path());
+    let r = qa_result(dir.path());
     assert_eq!(r["verdict"], "error");
     // Stopped with qa-loop, the app is not blamed for exiting.
     let log = std::fs::read_to_string(dir.path().join("qa-loop.log")).unwrap();

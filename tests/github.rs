@@ -658,12 +658,6 @@ fn actions_command(
     c
 }
 
-/// The `qa-result.json` a run wrote in `dir`.
-fn qa_result(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join(".qa-loop/qa-result.json")).unwrap())
-        .unwrap()
-}
-
 /// The `pull_request.opened` event, edited by `edit`.
 fn run_with_payload(
     dir: &Path,

@@ -10,10 +10,8 @@
 
 mod support;
 use std::path::Path;
-use std::process::Output;
 use support::*;
 
-use assert_cmd::Command;
 use serde_json::{Value, json};
 
 fn have_pytest() -> bool {
@@ -87,30 +85,6 @@ fn project(dir: &Path, fixer: Vec<Value>, tests: &str) {
     .unwrap();
 }
 
-fn run(dir: &Path) -> Output {
-    Command::cargo_bin("qa-loop")
-        .unwrap()
-        .current_dir(dir)
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("GITHUB_BASE_REF")
-        .env("NO_COLOR", "1")
-        .args([
-            "run",
-            "--provider",
-            "replay",
-            "--replay-session",
-            "session.json",
-        ])
-        .timeout(std::time::Duration::from_secs(180))
-        .output()
-        .unwrap()
-}
-
-fn result(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join(".qa-loop/qa-result.json")).unwrap())
-        .unwrap()
-}
-
 fn write(path: &str, content: &str) -> Value {
     json!({"role": "fixer", "tool_calls": [{"id": "w", "name": "write_file",
         "arguments": {"path": path, "content": content}}]})
@@ -125,7 +99,7 @@ fn cheated(fixer: Vec<Value>, named: &str) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     project(d, fixer, TESTS);
-    let o = run(d);
+    let o = replay_run(d, &[]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     // Not approved: out of iterations (1), or escalated (3) when the matcher sees the weakened
     // test of iterations 2 and 3 as the failure of iteration 1 recurring — a fixer that keeps
@@ -134,7 +108,7 @@ fn cheated(fixer: Vec<Value>, named: &str) {
         matches!(o.status.code(), Some(1 | 3)),
         "not approved: {stderr}"
     );
-    let r = result(d);
+    let r = qa_result(d);
     let history = r["history"].as_array().unwrap();
     assert_eq!(history.len(), 3, "{stderr}");
     for it in &history[1..] {
@@ -271,14 +245,14 @@ fn a_fix_that_corrects_a_test_an_issue_called_wrong_is_accepted() {
         json!({ "calls": calls }).to_string(),
     )
     .unwrap();
-    let o = run(d);
+    let o = replay_run(d, &[]);
     assert_eq!(
         o.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let r = result(d);
+    let r = qa_result(d);
     let gate = r["history"][1]["verification"]["gates"]
         .as_array()
         .unwrap()

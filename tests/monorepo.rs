@@ -5,11 +5,9 @@
 
 mod support;
 use std::path::Path;
-use std::process::Output;
 use support::*;
 
-use assert_cmd::Command;
-use serde_json::{Value, json};
+use serde_json::json;
 
 fn project(dir: &Path, always_api: bool) {
     for (p, text) in [
@@ -51,47 +49,6 @@ fn project(dir: &Path, always_api: bool) {
     git(dir, &["checkout", "-q", "-b", "feature"]);
 }
 
-fn qa(dir: &Path, args: &[&str]) -> Output {
-    Command::cargo_bin("qa-loop")
-        .unwrap()
-        .current_dir(dir)
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("GITHUB_BASE_REF")
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn run(dir: &Path) -> Output {
-    qa(
-        dir,
-        &[
-            "run",
-            "--provider",
-            "replay",
-            "--replay-session",
-            "session.json",
-            "--base",
-            "main",
-        ],
-    )
-}
-
-fn gate(dir: &Path, name: &str) -> Value {
-    let r: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join(".qa-loop/qa-result.json")).unwrap(),
-    )
-    .unwrap();
-    r["history"][0]["verification"]["gates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|g| g["name"] == name)
-        .cloned()
-        .unwrap_or_else(|| panic!("no gate {name}"))
-}
-
 #[test]
 fn a_change_under_web_skips_the_api_suite_and_runs_the_web_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -117,14 +74,14 @@ fn a_change_under_web_skips_the_api_suite_and_runs_the_web_one() {
         "{out}"
     );
 
-    let o = run(d);
+    let o = replay_run(d, &["--base", "main"]);
     assert_eq!(
         o.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let api = gate(d, "unit_tests");
+    let api = gate_of(&qa_result(d), "unit_tests");
     assert_eq!(api["status"], "skipped", "{api:#}");
     assert!(
         api["summary"]
@@ -133,7 +90,10 @@ fn a_change_under_web_skips_the_api_suite_and_runs_the_web_one() {
             .contains("nothing under `paths` (api/)"),
         "{api:#}"
     );
-    assert_eq!(gate(d, "integration_tests")["status"], "passed");
+    assert_eq!(
+        gate_of(&qa_result(d), "integration_tests")["status"],
+        "passed"
+    );
     assert!(d.join("ran-web").exists() && !d.join("ran-api").exists());
     let report = std::fs::read_to_string(d.join(".qa-loop/qa_report.md")).unwrap();
     assert!(report.contains("⏭ skipped"), "{report}");
@@ -151,17 +111,17 @@ fn ignored_files_skip_a_suite_and_always_runs_one() {
     project(d, true);
     std::fs::write(d.join("web/README.md"), "# web\n\nNotes.\n").unwrap();
     git(d, &["commit", "-qam", "docs"]);
-    let o = run(d);
+    let o = replay_run(d, &["--base", "main"]);
     assert_eq!(
         o.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let web = gate(d, "integration_tests");
+    let web = gate_of(&qa_result(d), "integration_tests");
     assert_eq!(web["status"], "skipped", "{web:#}");
     assert_eq!(
-        gate(d, "unit_tests")["status"],
+        gate_of(&qa_result(d), "unit_tests")["status"],
         "passed",
         "`always: true` runs"
     );

@@ -143,24 +143,11 @@ fn project(dir: &Path, notify: Value) {
 }
 
 fn run(dir: &Path) -> Output {
-    Command::cargo_bin("qa-loop")
-        .unwrap()
-        .current_dir(dir)
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("GITHUB_BASE_REF")
-        .env("NO_COLOR", "1")
+    replay_cmd(dir, &[])
         .env("LINEAR_API_KEY", LINEAR_KEY)
         .env("SLACK_WEBHOOK_URL", "")
         .env("TELEGRAM_BOT_TOKEN", TELEGRAM_TOKEN)
         .env("QA_LOOP_WEBHOOK_SECRET", WEBHOOK_SECRET)
-        .args([
-            "run",
-            "--provider",
-            "replay",
-            "--replay-session",
-            "session.json",
-        ])
-        .timeout(std::time::Duration::from_secs(120))
         .output()
         .unwrap()
 }
@@ -174,11 +161,6 @@ fn all_targets(base: &str) -> Value {
                      "api_url": format!("{base}/telegram")},
         "webhook": {"url": format!("{base}/hook"), "secret_env": "QA_LOOP_WEBHOOK_SECRET"}
     })
-}
-
-fn result(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join(".qa-loop/qa-result.json")).unwrap())
-        .unwrap()
 }
 
 /// Every target gets started, rejected and approved, once each, in its own format; the Linear
@@ -212,7 +194,7 @@ fn every_target_hears_the_run_in_its_own_protocol() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
-    assert!(result(d).get("warnings").is_none(), "{stderr}");
+    assert!(qa_result(d).get("warnings").is_none(), "{stderr}");
 
     // Linear: the issue from the branch, a comment per event, then the move to Done.
     let linear = got(&state, "/linear/");
@@ -377,7 +359,7 @@ fn failures_are_warnings_rate_limits_are_retried_and_nothing_is_sent_twice() {
     let o = run(d);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
-    let r = result(d);
+    let r = qa_result(d);
     let warnings: Vec<&str> = r["warnings"]
         .as_array()
         .unwrap_or_else(|| panic!("no warnings: {stderr}"))

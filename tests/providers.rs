@@ -746,11 +746,6 @@ fn fixed_project(dir: &Path) {
     std::fs::write(dir.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
 }
 
-fn result(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join(".qa-loop/qa-result.json")).unwrap())
-        .unwrap()
-}
-
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -788,7 +783,7 @@ fn approve_on_the_first_pass() {
         let o = fake.run(dir.path(), &[]);
         assert_eq!(o.status.code(), Some(0), "{wire:?}: {}", stderr(&o));
         assert_eq!(fake.problems(), Vec::<String>::new(), "{wire:?}");
-        let r = result(dir.path());
+        let r = qa_result(dir.path());
         assert_eq!(r["verdict"], "approved");
         assert_eq!(
             (
@@ -901,7 +896,7 @@ fn reject_then_a_fix_made_through_tool_calls_then_approve() {
             second_review.contains("+    return a + b"),
             "{wire:?}: {second_review}"
         );
-        let r = result(dir.path());
+        let r = qa_result(dir.path());
         assert_eq!(
             (r["verdict"].as_str(), r["iterations"].as_u64()),
             (Some("approved"), Some(2))
@@ -933,7 +928,7 @@ fn a_429_is_retried_after_retry_after_then_succeeds() {
         // retry-after: 1 beat the 50 ms backoff.
         assert!(started.elapsed() >= Duration::from_secs(1));
         assert!(stderr(&o).contains("HTTP 429"), "{}", stderr(&o));
-        let r = result(dir.path());
+        let r = qa_result(dir.path());
         assert_eq!(r["errors"], json!([]), "a retried 429 is not a loop error");
     }
 }
@@ -960,7 +955,7 @@ fn a_persistent_500_stops_with_exit_4_in_bounded_time_and_the_key_never_shows() 
             "{:?}",
             started.elapsed()
         );
-        let r = result(dir.path());
+        let r = qa_result(dir.path());
         assert_eq!(r["verdict"], "error");
         let errors = r["errors"].to_string();
         assert!(
@@ -992,7 +987,7 @@ fn a_malformed_verdict_gets_one_repair_request_then_is_accepted() {
         };
         let last = turns.as_array().unwrap().last().unwrap().to_string();
         assert!(last.contains("could not be read"), "{wire:?}: {last}");
-        assert_eq!(result(dir.path())["errors"], json!([]));
+        assert_eq!(qa_result(dir.path())["errors"], json!([]));
     }
 }
 
@@ -1017,7 +1012,7 @@ fn a_spent_budget_stops_with_exit_4_and_a_partial_report() {
         let o = fake.run(dir.path(), &limit);
         assert_eq!(o.status.code(), Some(4), "{wire:?}: {}", stderr(&o));
         assert_eq!(fake.requests().len(), 2, "{wire:?}");
-        let r = result(dir.path());
+        let r = qa_result(dir.path());
         assert_eq!(r["verdict"], "error");
         // The findings so far are reported.
         assert_eq!(
@@ -1190,7 +1185,7 @@ fn a_model_timeout_and_a_truncated_body_are_survived_without_hanging() {
             "{wire:?}: {:?}",
             started.elapsed()
         );
-        let r = result(dir.path());
+        let r = qa_result(dir.path());
         assert_eq!(r["verdict"], "approved", "{wire:?}");
         let err = stderr(&o);
         // The hang: timed out and retried; the cut body: one loop error; then the answer.
@@ -1281,7 +1276,7 @@ fn an_answer_cut_at_max_tokens_is_continued_once_then_an_error_never_fixes_appli
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(4), "{wire:?}: {err}");
         assert!(!err.contains("fixes applied"), "{wire:?}: {err}");
-        let errors = result(dir.path())["errors"].to_string();
+        let errors = qa_result(dir.path())["errors"].to_string();
         assert!(
             errors.contains("cut at the output limit"),
             "{wire:?}: {errors}"
@@ -1312,7 +1307,7 @@ fn a_refusal_or_content_filter_is_an_error_that_names_it() {
         let fake = Fake::start(wire, vec![stopped(wire, "", reason)]);
         let o = fake.run(dir.path(), &["--max-consecutive-errors", "1"]);
         assert_eq!(o.status.code(), Some(4), "{wire:?}: {}", stderr(&o));
-        let errors = result(dir.path())["errors"].to_string();
+        let errors = qa_result(dir.path())["errors"].to_string();
         assert!(
             errors.contains("refused") && errors.contains(reason),
             "{wire:?}: {errors}"
@@ -1355,7 +1350,7 @@ fn insufficient_quota_is_not_retried() {
     let o = fake.run(dir.path(), &["--max-consecutive-errors", "1"]);
     assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
     assert_eq!(fake.requests().len(), 1, "not retried");
-    let errors = result(dir.path())["errors"].to_string();
+    let errors = qa_result(dir.path())["errors"].to_string();
     assert!(errors.contains("exceeded your current quota"), "{errors}");
 }
 
@@ -1388,7 +1383,7 @@ fn an_error_inside_a_200_is_an_error_with_its_message() {
     let o = fake.run(dir.path(), &["--max-consecutive-errors", "1"]);
     assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
     assert_eq!(fake.requests().len(), 1, "not retried");
-    let errors = result(dir.path())["errors"].to_string();
+    let errors = qa_result(dir.path())["errors"].to_string();
     assert!(
         errors.contains("Provider returned error: bad tools"),
         "{errors}"
@@ -1416,7 +1411,7 @@ fn retries_and_calls_respect_the_run_s_time_limit() {
         1,
         "the run stops: no call can succeed in time"
     );
-    let r = result(dir.path()).to_string();
+    let r = qa_result(dir.path()).to_string();
     assert!(
         r.contains("asked to wait 3600 s, more than the run has left"),
         "{r}"
@@ -1434,7 +1429,7 @@ fn retries_and_calls_respect_the_run_s_time_limit() {
         "{:?}",
         started.elapsed()
     );
-    let r = result(dir.path());
+    let r = qa_result(dir.path());
     assert!(r.to_string().contains("time"), "{r}");
 }
 
@@ -1453,7 +1448,7 @@ fn compatible_servers_known_failures_name_the_server_setting() {
     let fake = Fake::start(Wire::OpenAi, vec![vllm]);
     let o = fake.run(dir.path(), &["--max-consecutive-errors", "1"]);
     assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
-    let errors = result(dir.path())["errors"].to_string();
+    let errors = qa_result(dir.path())["errors"].to_string();
     assert!(
         errors.contains("started with `--enable-auto-tool-choice --tool-call-parser"),
         "{errors}"

@@ -11,7 +11,6 @@ use std::path::Path;
 use std::process::Output;
 use support::*;
 
-use assert_cmd::Command;
 use serde_json::{Value, json};
 
 /// Whether `program args…` runs; when it does not, fails under `.ci/run`, else skips.
@@ -38,37 +37,7 @@ fn approve() -> Value {
 
 fn run(dir: &Path) -> Output {
     std::fs::write(dir.join("session.json"), approve().to_string()).unwrap();
-    Command::cargo_bin("qa-loop")
-        .unwrap()
-        .current_dir(dir)
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("GITHUB_BASE_REF")
-        .env("NO_COLOR", "1")
-        .args([
-            "run",
-            "--provider",
-            "replay",
-            "--replay-session",
-            "session.json",
-            "--mode",
-            "review",
-        ])
-        .output()
-        .unwrap()
-}
-
-fn gate(dir: &Path, name: &str) -> Value {
-    let r: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join(".qa-loop/qa-result.json")).unwrap(),
-    )
-    .unwrap();
-    r["history"][0]["verification"]["gates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|g| g["name"] == name)
-        .cloned()
-        .unwrap_or_else(|| panic!("no gate {name}"))
+    replay_run(dir, &["--mode", "review"])
 }
 
 fn commit_all(dir: &Path) {
@@ -137,7 +106,7 @@ fn sharded_coverage_py_reports_merge_and_a_stale_one_is_ignored() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let g = gate(d, "coverage:unit_tests");
+    let g = gate_of(&qa_result(d), "coverage:unit_tests");
     let summary = g["summary"].as_str().unwrap().to_string();
     assert_eq!(g["status"], "passed", "{summary}");
     assert!(summary.starts_with("line coverage 100.0%"), "{summary}");
@@ -148,7 +117,7 @@ fn sharded_coverage_py_reports_merge_and_a_stale_one_is_ignored() {
     std::fs::write(d.join("test_a.py"), "def test_broken(:\n").unwrap();
     let o = run(d);
     assert_ne!(o.status.code(), Some(0));
-    let g = gate(d, "coverage:unit_tests");
+    let g = gate_of(&qa_result(d), "coverage:unit_tests");
     let summary = g["summary"].as_str().unwrap();
     assert_eq!(g["status"], "failed", "{summary}");
     assert!(
@@ -197,7 +166,7 @@ fn a_go_failure_from_gotestsum_is_located_in_the_repository() {
     commit_all(d);
     let o = run(d);
     assert_ne!(o.status.code(), Some(0));
-    let g = gate(d, "unit_tests");
+    let g = gate_of(&qa_result(d), "unit_tests");
     assert_eq!(g["status"], "failed", "{g}");
     let r: Value =
         serde_json::from_str(&std::fs::read_to_string(d.join(".qa-loop/qa-result.json")).unwrap())
@@ -216,7 +185,7 @@ fn a_go_failure_from_gotestsum_is_located_in_the_repository() {
         title.contains("path_test.go:7: Clean(\"a/\") = \"a/\", want \"a\""),
         "{title}"
     );
-    let cover = gate(d, "coverage:unit_tests");
+    let cover = gate_of(&qa_result(d), "coverage:unit_tests");
     assert!(
         cover["summary"]
             .as_str()
@@ -298,12 +267,12 @@ fn two_jest_lcov_reports_of_the_same_module_merge() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let unit = gate(d, "unit_tests");
+    let unit = gate_of(&qa_result(d), "unit_tests");
     assert!(
         unit["summary"].as_str().unwrap().contains("10 passed"),
         "{unit}"
     );
-    let g = gate(d, "coverage:unit_tests");
+    let g = gate_of(&qa_result(d), "coverage:unit_tests");
     let summary = g["summary"].as_str().unwrap();
     assert_eq!(g["status"], "passed", "{summary}");
     assert!(
@@ -359,7 +328,7 @@ fn an_ingest_only_suite_reads_a_real_pytest_report() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let g = gate(d, "unit_tests");
+    let g = gate_of(&qa_result(d), "unit_tests");
     assert_eq!(g["status"], "failed", "{g}");
     let summary = g["summary"].as_str().unwrap();
     assert!(

@@ -18,19 +18,6 @@ fn project_with_key(dir: &Path) {
     git(dir, &["push", "-q", "origin", "changes"]);
 }
 
-/// The gate named `name` of the last iteration.
-fn gate(dir: &Path, name: &str) -> Value {
-    let r = qa_result(dir);
-    let gates = r["history"].as_array().unwrap().last().unwrap()["verification"]["gates"].clone();
-    gates
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|g| g["name"] == name)
-        .cloned()
-        .unwrap_or_else(|| panic!("no gate {name} in {gates}"))
-}
-
 /// `actions/checkout`'s default: one commit of the PR branch, no base branch. qa-loop fetches
 /// the base and deepens the clone until they share history, then finds the key.
 #[test]
@@ -59,7 +46,7 @@ fn a_shallow_checkout_gets_its_base_fetched_and_the_key_found() {
     let api = start(gh.clone());
     let o = run_with_payload(&clone, &api, &[], |_| {});
     assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
-    let g = gate(&clone, "patterns");
+    let g = gate_of(&qa_result(&clone), "patterns");
     assert_eq!(g["status"], "failed", "{g}");
     assert!(
         qa_result(&clone)["issues"]
@@ -82,7 +69,7 @@ fn an_unresolvable_base_fails_the_pattern_checks_with_the_reason() {
         p["pull_request"]["base"]["ref"] = json!("release-9");
     });
     assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
-    let g = gate(dir.path(), "patterns");
+    let g = gate_of(&qa_result(dir.path()), "patterns");
     assert_eq!(g["status"], "failed", "{g}");
     assert!(g["required"].as_bool().unwrap());
     let summary = g["summary"].as_str().unwrap();
@@ -117,7 +104,10 @@ fn a_checkout_owned_by_another_user_is_still_reviewed() {
         p["pull_request"]["head"]["sha"] = json!(head);
     });
     assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(gate(dir.path(), "patterns")["status"], "failed");
+    assert_eq!(
+        gate_of(&qa_result(dir.path()), "patterns")["status"],
+        "failed"
+    );
     assert!(
         qa_result(dir.path())["issues"]
             .to_string()

@@ -50,3 +50,61 @@ pub fn serve(app: axum::Router) -> SocketAddr {
     });
     addr
 }
+
+/// `qa-loop` in `dir` as a user runs it outside CI: the variables a runner or the caller's
+/// shell may set (`GITHUB_ACTIONS`, `GITHUB_BASE_REF`, `QA_LOOP_PROVIDER`) removed, no colours.
+pub fn qa_loop(dir: &Path) -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("qa-loop").unwrap();
+    c.current_dir(dir)
+        .env_remove("QA_LOOP_PROVIDER")
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_BASE_REF")
+        .env("NO_COLOR", "1");
+    c
+}
+
+/// `qa-loop <args>` in `dir` (see [`qa_loop`]), its output.
+pub fn qa(dir: &Path, args: &[&str]) -> std::process::Output {
+    qa_loop(dir).args(args).output().unwrap()
+}
+
+/// The arguments of `qa-loop run` replaying the model answers in the project's `session.json`.
+pub const REPLAY_RUN: [&str; 5] = [
+    "run",
+    "--provider",
+    "replay",
+    "--replay-session",
+    "session.json",
+];
+
+/// `qa-loop run` replaying the model answers in `dir/session.json`, then `extra` arguments.
+pub fn replay_cmd(dir: &Path, extra: &[&str]) -> assert_cmd::Command {
+    let mut c = qa_loop(dir);
+    c.args(REPLAY_RUN)
+        .args(extra)
+        .timeout(std::time::Duration::from_secs(300));
+    c
+}
+
+/// [`replay_cmd`]'s output.
+pub fn replay_run(dir: &Path, extra: &[&str]) -> std::process::Output {
+    replay_cmd(dir, extra).output().unwrap()
+}
+
+/// The run's `.qa-loop/qa-result.json` in `dir`.
+pub fn qa_result(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join(".qa-loop/qa-result.json")).unwrap())
+        .unwrap()
+}
+
+/// The gate `name` of the last iteration's verification in a run's result.
+pub fn gate_of(result: &serde_json::Value, name: &str) -> serde_json::Value {
+    let gates = &result["history"].as_array().unwrap().last().unwrap()["verification"]["gates"];
+    gates
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("no gate {name} in {gates:#}"))
+}
