@@ -441,6 +441,19 @@ fn status_json_reports_a_reworded_recurring_issue_and_not_three_different_defect
     assert_eq!(rec.len(), 1, "{v:#}");
     assert_eq!(rec[0]["occurrences"], 3);
     assert_eq!(rec[0]["iterations"], json!([1, 2, 3]));
+    // Why: each later occurrence, the earlier one it repeats, and the matcher's reason.
+    let link = &rec[0]["links"][0];
+    assert_eq!(
+        (&link["issue"], &link["repeats"], &link["by"]),
+        (&json!("I2.Q1"), &json!("I1.Q1"), &json!("matcher")),
+        "{v:#}"
+    );
+    assert!(
+        link["reason"].as_str().is_some_and(|r| !r.is_empty()),
+        "{v:#}"
+    );
+    let text = stdout(&qa(dir.path(), &["status", "--plan", "plan.json"]));
+    assert!(text.contains("I2.Q1 repeats I1.Q1 (matcher: "), "{text}");
 
     let different = plan_with_history([
         "Missing test for empty input in add_to_cart",

@@ -54,6 +54,10 @@ pub enum Decision {
         similarity: f64,
         bar: f64,
     },
+    /// Both titles name one test and say it fails.
+    SameFailingTest,
+    /// Both name one specific kind of defect (a CWE, a lint rule) in one file.
+    SameKindInFile(&'static str),
     DifferentFile,
     DifferentIdentifiers,
     Substitution,
@@ -87,7 +91,33 @@ const BROAD_CONCEPT_BONUS: f64 = 0.1;
 
 impl Decision {
     pub fn is_same(&self) -> bool {
-        matches!(self, Decision::Same { .. })
+        matches!(
+            self,
+            Decision::Same { .. } | Decision::SameFailingTest | Decision::SameKindInFile(_)
+        )
+    }
+
+    /// Why, in words a user can check against the two titles.
+    pub fn reason(&self) -> String {
+        match self {
+            Decision::Same { similarity, bar } => format!(
+                "title similarity {similarity:.2} reaches {bar:.2} (the bar after location and kind of defect)"
+            ),
+            Decision::SameFailingTest => "both name one failing test".to_string(),
+            Decision::SameKindInFile(kind) => {
+                format!("both name one kind of defect ({kind}) in one file")
+            }
+            Decision::DifferentFile => "different files".to_string(),
+            Decision::DifferentIdentifiers => "different code identifiers or endpoints".to_string(),
+            Decision::Substitution => "another case or requirement of one subject".to_string(),
+            Decision::OppositeSymptoms => "opposite symptoms".to_string(),
+            Decision::DifferentStatus => "different HTTP statuses".to_string(),
+            Decision::FarApart => format!("more than {FAR_LINES} lines apart in one file"),
+            Decision::DifferentConcepts => "different kinds of defect".to_string(),
+            Decision::Dissimilar { similarity, bar } => {
+                format!("title similarity {similarity:.2} below {bar:.2}")
+            }
+        }
     }
 }
 
@@ -158,10 +188,7 @@ impl Matcher {
             return Decision::DifferentIdentifiers;
         }
         if same_failing_test(&ta, &tb, in_tests) {
-            return Decision::Same {
-                similarity: 1.0,
-                bar: 0.0,
-            };
+            return Decision::SameFailingTest;
         }
         if is_substitution(&ta.sequence, &tb.sequence) {
             return Decision::Substitution;
@@ -184,20 +211,19 @@ impl Matcher {
             return Decision::FarApart;
         }
         let (ca, cb) = (super::concepts::of(a.title), super::concepts::of(b.title));
-        let shared: Vec<&str> = ca.iter().filter(|c| cb.contains(c)).copied().collect();
+        let shared: Vec<&'static str> = ca.iter().filter(|c| cb.contains(c)).copied().collect();
         let decisive = shared.iter().any(|c| super::concepts::decisive(c));
         let specific = |cs: &[&str]| cs.iter().any(|c| super::concepts::decisive(c));
         if specific(&ca) && specific(&cb) && !decisive && !super::concepts::related(&ca, &cb) {
             return Decision::DifferentConcepts;
         }
-        let mut similarity = ta.defect_similarity(&tb);
         // One specific kind of defect in one file is one problem.
-        if decisive && file_relation == FileRelation::Same {
-            return Decision::Same {
-                similarity,
-                bar: 0.0,
-            };
+        if file_relation == FileRelation::Same
+            && let Some(kind) = shared.iter().find(|c| super::concepts::decisive(c))
+        {
+            return Decision::SameKindInFile(kind);
         }
+        let mut similarity = ta.defect_similarity(&tb);
         let mut bar = self.threshold - location_bonus(file_relation, a.line, b.line);
         if specific(&ca) != specific(&cb) {
             // One names a kind of defect, the other does not name it.

@@ -25,6 +25,56 @@ pub struct RecurringIssue {
     /// How many iterations it appeared in.
     pub occurrences: u32,
     pub iterations: Vec<u32>,
+    /// Why its occurrences were taken for one problem, one link per later occurrence joined.
+    pub links: Vec<Link>,
+}
+
+/// One occurrence taken for an earlier one's problem, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Link {
+    /// The later occurrence (`I3.Q1`: iteration 3, issue Q1).
+    pub issue: String,
+    /// The earlier occurrence it repeats.
+    pub repeats: String,
+    /// `reviewer` (its own `recurs` mark) or `matcher`.
+    pub by: &'static str,
+    /// The matcher's reason (`both name one failing test`); none for a reviewer's mark.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl std::fmt::Display for Link {
+    /// `I2.Q1 repeats I1.Q3 (matcher: both name one failing test)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.reason {
+            Some(why) => write!(
+                f,
+                "{} repeats {} (matcher: {why})",
+                self.issue, self.repeats
+            ),
+            None => write!(
+                f,
+                "{} repeats {} (the reviewer's `recurs` mark)",
+                self.issue, self.repeats
+            ),
+        }
+    }
+}
+
+impl Link {
+    fn new(later: &Occurrence<'_>, earlier: &Occurrence<'_>, reason: Option<String>) -> Link {
+        let name = |o: &Occurrence<'_>| format!("I{}.{}", o.iteration, o.id);
+        Link {
+            issue: name(later),
+            repeats: name(earlier),
+            by: if reason.is_some() {
+                "matcher"
+            } else {
+                "reviewer"
+            },
+            reason,
+        }
+    }
 }
 
 /// Groups the occurrences and returns the problems seen in `threshold` or more iterations, most
@@ -43,6 +93,8 @@ pub fn find_recurring(
         }
         i
     }
+    // The links that joined two groups, by the later occurrence's index.
+    let mut links: Vec<(usize, Link)> = Vec::new();
     for j in 0..n {
         let cur = &occurrences[j];
         // The reviewer's own mark wins when it names a known earlier issue.
@@ -51,12 +103,22 @@ pub fn find_recurring(
             .and_then(|r| resolve_mark(occurrences, cur.iteration, r))
         {
             let (a, b) = (root(&mut parent, target), root(&mut parent, j));
+            if a != b {
+                links.push((j, Link::new(cur, &occurrences[target], None)));
+            }
             parent[b] = a;
             continue;
         }
         for (i, earlier) in occurrences.iter().enumerate() {
-            if earlier.iteration < cur.iteration && matcher.same(earlier.key, cur.key) {
+            if earlier.iteration >= cur.iteration {
+                continue;
+            }
+            let decision = matcher.decide(earlier.key, cur.key);
+            if decision.is_same() {
                 let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+                if a != b {
+                    links.push((j, Link::new(cur, earlier, Some(decision.reason()))));
+                }
                 parent[b] = a;
             }
         }
@@ -78,6 +140,11 @@ pub fn find_recurring(
                 title: occurrences[*latest].key.title.to_string(),
                 occurrences: iterations.len() as u32,
                 iterations,
+                links: links
+                    .iter()
+                    .filter(|(j, _)| members.contains(j))
+                    .map(|(_, l)| l.clone())
+                    .collect(),
             })
         })
         .collect();
@@ -157,6 +224,24 @@ mod tests {
             got[0].title,
             "Error: add_to_cart does not validate negative quantity"
         );
+        // Each later occurrence says which earlier one it repeats, and why.
+        let links: Vec<(&str, &str, &str)> = got[0]
+            .links
+            .iter()
+            .map(|l| (l.issue.as_str(), l.repeats.as_str(), l.by))
+            .collect();
+        assert_eq!(
+            links,
+            [("I2.Q1", "I1.Q1", "matcher"), ("I3.Q2", "I1.Q1", "matcher")]
+        );
+        assert!(
+            got[0].links[0]
+                .reason
+                .as_deref()
+                .is_some_and(|r| r.contains("similarity")),
+            "{:?}",
+            got[0].links
+        );
     }
 
     #[test]
@@ -185,6 +270,15 @@ mod tests {
         let got = find_recurring(&list, &Matcher::default(), 3);
         assert_eq!(got.len(), 1, "{got:?}");
         assert_eq!(got[0].occurrences, 3);
+        let shown: Vec<String> = got[0].links.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "I2.Q3 repeats I1.Q1 (the reviewer's `recurs` mark)",
+                "I3.Q1 repeats I2.Q3 (the reviewer's `recurs` mark)"
+            ]
+        );
+        assert!(got[0].links.iter().all(|l| l.reason.is_none()));
         // A mark naming an unknown issue falls back to the matcher.
         let unknown = [
             occ(1, "Q1", "Totals are wrong", None),

@@ -285,6 +285,9 @@ pub fn report(r: &RunReport<'_>) -> String {
                 ri.occurrences,
                 ri.iterations
             ));
+            for link in &ri.links {
+                out.push_str(&format!("  - {}\n", cell(&link.to_string())));
+            }
         }
         out.push('\n');
     }
@@ -385,6 +388,9 @@ pub fn escalation(r: &RunReport<'_>) -> Option<String> {
             out.push_str("These problems came back after being fixed, so another automated attempt is unlikely to help:\n\n");
             for ri in issues {
                 out.push_str(&format!("- **{}** — {} times, iterations {:?}\n", cell(&ri.title), ri.occurrences, ri.iterations));
+                for link in &ri.links {
+                    out.push_str(&format!("  - {}\n", cell(&link.to_string())));
+                }
             }
         }
         Some(Escalation::BelowMinScore { best_score, min_score }) => out.push_str(&format!(

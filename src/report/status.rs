@@ -227,6 +227,9 @@ pub fn render_human(v: &StatusView) -> String {
                 "  - {} — {} times (iterations {:?})\n",
                 r.title, r.occurrences, r.iterations
             ));
+            for link in &r.links {
+                out.push_str(&format!("      {link}\n"));
+            }
         }
     }
     out
