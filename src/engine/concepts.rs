@@ -22,7 +22,9 @@ pub struct Concept {
 }
 
 const SQL: &[&str] = &["sql", "query", "queries", "jdbc", "select"];
-const HTML: &[&str] = &["html", "render", "page", "dom", "template"];
+const HTML: &[&str] = &[
+    "html", "render", "rendered", "renders", "page", "dom", "template", "markdown",
+];
 
 pub const CONCEPTS: &[Concept] = &[
     Concept {
@@ -328,6 +330,8 @@ pub const CONCEPTS: &[Concept] = &[
             "lazy loading",
             "loaded lazily",
             "lazy-loaded",
+            "row by row",
+            "one at a time",
         ],
         context: &[],
         decisive: true,
@@ -409,6 +413,20 @@ pub const CONCEPTS: &[Concept] = &[
             "throttle",
             "throttled",
             "keystroke",
+        ],
+        context: &[],
+        decisive: true,
+    },
+    Concept {
+        name: "missing_list_key",
+        source: "eslint-plugin-react no-array-index-key; React docs: keys must be stable",
+        marks: &[
+            "index as key",
+            "index as the key",
+            "array index as key",
+            "no-array-index-key",
+            "unstable key",
+            "unstable keys",
         ],
         context: &[],
         decisive: true,
@@ -519,9 +537,20 @@ pub const CONCEPTS: &[Concept] = &[
     },
     Concept {
         name: "coverage",
-        source: "coverage.py fail_under / JaCoCo / Istanbul coverage thresholds",
+        source: "coverage.py fail_under / JaCoCo / Istanbul coverage thresholds; the coverage tools by name (JaCoCo, Kover, SimpleCov, Istanbul/nyc, c8, gcov, llvm-cov, tarpaulin, Codecov, Coveralls)",
         marks: &[
             "coverage",
+            "jacoco",
+            "kover",
+            "simplecov",
+            "istanbul",
+            "nyc",
+            "c8",
+            "gcov",
+            "llvm-cov",
+            "tarpaulin",
+            "codecov",
+            "coveralls",
             "covered",
             "uncovered",
             "untested",
@@ -579,6 +608,13 @@ pub const CONCEPTS: &[Concept] = &[
             "anti-forgery",
             "antiforgery",
             "forgery token",
+            "csrf_exempt",
+            "cross-site post",
+            "cross-site posts",
+            "cross-site request",
+            "cross-site requests",
+            "forged request",
+            "forged requests",
         ],
         context: &[],
         decisive: true,
@@ -1157,6 +1193,105 @@ pub const CONCEPTS: &[Concept] = &[
         decisive: true,
     },
     Concept {
+        name: "missing_rate_limit",
+        source: "CWE-307 Improper Restriction of Excessive Authentication Attempts; CWE-799 Improper Control of Interaction Frequency; OWASP API4 (rate limiting)",
+        marks: &[
+            "rate limit",
+            "rate-limit",
+            "rate limiting",
+            "rate-limiting",
+            "throttling",
+            "brute force",
+            "brute-force",
+            "login attempts",
+            "password guesses",
+            "unlimited attempts",
+            "lockout",
+        ],
+        context: &[],
+        decisive: true,
+    },
+    Concept {
+        name: "sensitive_query_string",
+        source: "CWE-598 Use of GET Request Method With Sensitive Query Strings",
+        marks: &[
+            "query string",
+            "query parameter",
+            "in the url",
+            "url parameter",
+        ],
+        context: &[
+            "key",
+            "token",
+            "password",
+            "secret",
+            "credential",
+            "credentials",
+            "session",
+        ],
+        decisive: true,
+    },
+    Concept {
+        name: "timing_attack",
+        source: "CWE-208 Observable Timing Discrepancy; Python hmac.compare_digest, Node crypto.timingSafeEqual, Rails secure_compare",
+        marks: &[
+            "timing attack",
+            "timing side channel",
+            "timing side-channel",
+            "constant-time",
+            "constant time",
+            "compare_digest",
+            "timingsafeequal",
+            "secure_compare",
+            "compared with ==",
+            "compares with ==",
+        ],
+        context: &[],
+        decisive: true,
+    },
+    Concept {
+        name: "hardcoded_text",
+        source: "eslint-plugin-i18next no-literal-string; i18n-tasks; gettext: user-facing text not routed through translations",
+        marks: &[
+            "i18n",
+            "l10n",
+            "translation",
+            "translations",
+            "translated",
+            "localization",
+            "localisation",
+            "localized",
+            "locale",
+            "__()",
+            "gettext",
+            "literal strings",
+            "hard-coded english",
+            "hardcoded english",
+            "hard-coded strings",
+            "hard-coded text",
+        ],
+        context: &[],
+        decisive: true,
+    },
+    Concept {
+        name: "sensitive_data_exposure",
+        source: "CWE-200: a secret that leaks is exposed, not a resource left open; `set -x` traces (ShellCheck, GitHub's secret masking)",
+        marks: &["leak", "leaks", "leaked", "leaking", "set -x", "traces"],
+        context: &[
+            "secret",
+            "secrets",
+            "password",
+            "passwords",
+            "token",
+            "tokens",
+            "credential",
+            "credentials",
+            "api key",
+            "key",
+        ],
+        decisive: true,
+    },
+    Concept {
         name: "mass_assignment",
         source: "CWE-915 Improperly Controlled Modification of Dynamically-Determined Object Attributes; Brakeman Mass Assignment (`permit!`, `attr_accessible`); Laravel `$guarded`/`$fillable`; ASP.NET over-posting",
         marks: &[
@@ -1289,6 +1424,9 @@ pub const CONCEPTS: &[Concept] = &[
             "no default",
             "adding-required-field",
             "require-concurrent-index-creation",
+            "transaction block",
+            "non-transactional",
+            "disable_ddl_transaction",
         ],
         context: &["migration", "index", "table", "column", "alter", "deploy"],
         decisive: true,
@@ -1356,6 +1494,7 @@ pub fn related(a: &[&str], b: &[&str]) -> bool {
         &["retry_storm", "unbounded_retry", "missing_timeout"],
         // Work done on every input event: debouncing and memoising are both its remedy.
         &["missing_throttle", "excess_rerender"],
+        &["missing_throttle", "missing_rate_limit"],
     ];
     FAMILIES
         .iter()
@@ -1384,7 +1523,15 @@ pub fn of(title: &str) -> Vec<&'static str> {
         found.retain(|c| *c != "race_condition");
     }
     if found.contains(&"blocking_migration") {
-        found.retain(|c| *c != "null_dereference");
+        found.retain(|c| *c != "null_dereference" && *c != "side_effect_in_transaction");
+    }
+    // A secret that leaks is exposed, not a resource left open; hard-coded text to translate
+    // is no hard-coded credential.
+    if found.contains(&"sensitive_data_exposure") {
+        found.retain(|c| *c != "resource_leak");
+    }
+    if found.contains(&"hardcoded_text") {
+        found.retain(|c| *c != "hardcoded_secret");
     }
     found
 }
@@ -1495,6 +1642,49 @@ mod tests {
             &["side_effect_in_transaction"]
         ));
         assert_eq!(of("No unit tests for the slugify helper"), ["coverage"]);
+    }
+
+    #[test]
+    fn tools_attacks_and_user_text_name_their_kind() {
+        // A coverage tool's name is a coverage issue.
+        assert_eq!(of("Kover gate fails for :core"), ["coverage"]);
+        assert_eq!(of("SimpleCov drops below the minimum"), ["coverage"]);
+        // Rate limits and brute force (CWE-307), apart from debouncing but related to it.
+        assert_eq!(
+            of("Password reset has no rate limit"),
+            ["missing_rate_limit"]
+        );
+        assert!(related(&["missing_throttle"], &["missing_rate_limit"]));
+        // A credential in a query string (CWE-598); a query string alone is nothing.
+        assert_eq!(
+            of("Session token passed in the query string"),
+            ["sensitive_query_string"]
+        );
+        assert!(of("Search keeps its filters in the query string").is_empty());
+        // Timing side channels (CWE-208).
+        assert_eq!(
+            of("Webhook signature compared with == instead of compare_digest"),
+            ["timing_attack"]
+        );
+        // Text to translate is not a hard-coded secret.
+        assert_eq!(
+            of("Hard-coded English labels on the invoice page"),
+            ["hardcoded_text"]
+        );
+        // A secret that leaks is exposed, not a leaked resource.
+        assert_eq!(
+            of("CI log leaks the registry password"),
+            ["sensitive_data_exposure"]
+        );
+        assert_eq!(of("File handle leaks on early return"), ["resource_leak"]);
+        // Index keys need no list word; plain `key` still does.
+        assert_eq!(of("Rows use the array index as key"), ["missing_list_key"]);
+        assert!(of("Primary key of orders is not unique").is_empty());
+        // A migration that must run outside a transaction is a migration hazard.
+        assert_eq!(
+            of("Index migration cannot run inside a transaction block"),
+            ["blocking_migration"]
+        );
     }
 
     #[test]

@@ -200,9 +200,15 @@ impl Matcher {
             super::concepts::status_codes(a.title),
             super::concepts::status_codes(b.title),
         );
-        if !sa.is_empty() && !sb.is_empty() && sa != sb {
+        // Another status is another defect; one title naming only a status the other names
+        // too (`500 instead of 400` / `should return 400`) is not.
+        let within = |x: &[u16], y: &[u16]| x.iter().all(|c| y.contains(c));
+        if !sa.is_empty() && !sb.is_empty() && !within(&sa, &sb) && !within(&sb, &sa) {
             return Decision::DifferentStatus;
         }
+        // The same wrong status for the same expected one (`500 instead of 404`) names the
+        // defect as precisely as a kind of defect does.
+        let same_statuses = sa.len() >= 2 && sa == sb;
         let shares_identifier = any_related(&ta.identifiers, &tb.identifiers);
         if let (FileRelation::Same, Some(x), Some(y)) = (file_relation, a.line, b.line)
             && x.abs_diff(y) > FAR_LINES
@@ -212,7 +218,7 @@ impl Matcher {
         }
         let (ca, cb) = (super::concepts::of(a.title), super::concepts::of(b.title));
         let shared: Vec<&'static str> = ca.iter().filter(|c| cb.contains(c)).copied().collect();
-        let decisive = shared.iter().any(|c| super::concepts::decisive(c));
+        let decisive = same_statuses || shared.iter().any(|c| super::concepts::decisive(c));
         let specific = |cs: &[&str]| cs.iter().any(|c| super::concepts::decisive(c));
         if specific(&ca) && specific(&cb) && !decisive && !super::concepts::related(&ca, &cb) {
             return Decision::DifferentConcepts;
@@ -446,7 +452,8 @@ impl Title {
         let mut identifiers = HashSet::new();
         let mut identifier_words = std::collections::HashMap::new();
         let mut raw_words = Vec::new();
-        for token in tokens(text) {
+        for token in &tokens(text) {
+            let token = token.as_str();
             let lower = token.to_lowercase();
             raw_words.push(lower.clone());
             if is_file_name(&lower) {
@@ -544,11 +551,27 @@ fn set_similarity(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
     }
 }
 
-/// Splits on anything but word characters and the joiners of qualified names (`.`).
-fn tokens(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-        .map(|t| t.trim_matches('.'))
+/// Splits on anything but word characters and the joiners of qualified names: `.`, and `@`
+/// or `#` between two names (`PostController@update`, `OrdersController#index`) read as `.`.
+fn tokens(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let joined: String = chars
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            let word = |j: Option<&char>| j.is_some_and(|c| c.is_alphanumeric() || *c == '_');
+            if matches!(c, '@' | '#') && i > 0 && word(chars.get(i - 1)) && word(chars.get(i + 1)) {
+                '.'
+            } else {
+                c
+            }
+        })
+        .collect();
+    joined
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .map(|t| t.trim_matches('.').to_string())
         .filter(|t| !t.is_empty())
+        .collect()
 }
 
 /// A file name in a title (`main.go`, `Cart.tsx`): location, not content or identifier.
@@ -596,8 +619,15 @@ fn is_container(lower: &str) -> bool {
             .any(|k| lower.len() > k.len() && lower.ends_with(k))
 }
 
-/// `snake_case`, `dotted.name`, or `camelCase`/`PascalCase` (not an ALL-CAPS acronym).
+/// `snake_case`, `dotted.name`, or `camelCase`/`PascalCase` (not an ALL-CAPS acronym, nor its
+/// plural: `URLs`, `POSTs`).
 fn is_identifier(token: &str) -> bool {
+    if let Some(stem) = token.strip_suffix('s')
+        && stem.len() > 1
+        && stem.chars().all(|c| c.is_ascii_uppercase())
+    {
+        return false;
+    }
     let has_lower = token.chars().any(|c| c.is_lowercase());
     let inner_upper = token.chars().skip(1).any(|c| c.is_uppercase());
     (token.contains('_') || token.contains('.')) && token.chars().any(char::is_alphabetic)
@@ -1047,6 +1077,79 @@ mod tests {
                 Security,
                 k,
                 12
+            ),
+        ));
+    }
+
+    #[test]
+    fn plurals_actions_and_status_pairs() {
+        let m = Matcher::default();
+        use IssueType::{ErrorHandling, Security};
+        // An acronym's plural is a word, not an identifier.
+        assert!(!is_identifier("URLs"));
+        assert!(!is_identifier("POSTs"));
+        assert!(is_identifier("toURLs"));
+        // `Controller@action` and `Controller#action` name a method: two actions of one
+        // controller are two places.
+        let php = "app/Http/Controllers/InvoiceController.php";
+        assert!(!m.same(
+            typed(
+                "InvoiceController@show lacks authorization: any user can read any invoice",
+                Security,
+                php,
+                30
+            ),
+            typed(
+                "InvoiceController@export lacks authorization: any user can export any invoice",
+                Security,
+                php,
+                75
+            ),
+        ));
+        let rb = "app/controllers/invoices_controller.rb";
+        assert!(!m.same(
+            typed(
+                "InvoicesController#show is missing an ownership check",
+                Security,
+                rb,
+                12
+            ),
+            typed(
+                "InvoicesController#export is missing an ownership check",
+                Security,
+                rb,
+                48
+            ),
+        ));
+        // One title naming only a status the other names too is not another status.
+        let go = "internal/api/orders.go";
+        assert!(m.same(
+            typed(
+                "Unknown order id: handler answers 500 instead of 404",
+                ErrorHandling,
+                go,
+                40
+            ),
+            typed(
+                "Lookup of a missing order should return 404",
+                ErrorHandling,
+                go,
+                44
+            ),
+        ));
+        // The same wrong status for the same expected one is one defect, however worded.
+        assert!(m.same(
+            typed(
+                "ErrNoRows mapped to HTTP 500; a deleted order must give 404",
+                ErrorHandling,
+                go,
+                40
+            ),
+            typed(
+                "Still 500 instead of 404 when the row is gone",
+                ErrorHandling,
+                go,
+                90
             ),
         ));
     }
