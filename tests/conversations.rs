@@ -852,7 +852,19 @@ fn a_stuck_agent_hits_the_hard_time_limit_and_sigterm_stops_a_waiting_run_at_onc
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let pid = std::fs::read_to_string(dir.path().join("app.pid")).unwrap();
+    // Without a `ready_url` the scenario may start before the app's shell has written its pid.
+    let pid = loop {
+        match std::fs::read_to_string(dir.path().join("app.pid")) {
+            Ok(p) if p.ends_with('\n') => break p,
+            _ => {
+                assert!(
+                    waiting.elapsed() < Duration::from_secs(30),
+                    "the app never wrote its pid"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    };
     let stopped = Instant::now();
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
