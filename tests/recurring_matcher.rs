@@ -86,6 +86,7 @@ const SPLIT_SETS: &[&str] = &[
     "tests/fixtures/recurring_pairs_independent.json",
     "tests/fixtures/recurring_pairs_independent_2.json",
     "tests/fixtures/recurring_pairs_independent_3.json",
+    "tests/fixtures/recurring_pairs_independent_4.json",
 ];
 
 fn add(a: Counts, b: Counts) -> Counts {
@@ -145,10 +146,12 @@ fn matcher_f1_on_held_out_pairs() {
     );
 }
 
-/// The held-out F1 reached on all held-out parts, matcher-judged pairs (0.849), rounded down.
-/// Issue 22's target is 0.9; the independently written parts (0.770, 0.806, 0.838) are the gap.
-/// Raise the floor as the matcher improves; never tune on a held-out part.
-const HELD_OUT_FLOOR: f64 = 0.84;
+/// The held-out F1 reached on all held-out parts, matcher-judged pairs (0.836), rounded down.
+/// Issue 22's target is 0.9; the independently written parts (0.770, 0.806, 0.838, 0.774) are
+/// the gap. A new set's held-out part may lower the figure (the fourth did, from 0.849): the
+/// floor follows what all held-out data says. Raise it as the matcher improves; never tune on a
+/// held-out part.
+const HELD_OUT_FLOOR: f64 = 0.83;
 
 fn key(s: &Side) -> IssueKey<'_> {
     IssueKey {
