@@ -322,18 +322,24 @@ pub const CONCEPTS: &[Concept] = &[
             "queries per",
             "select per",
             "separate query",
-            "per row",
-            "in a loop",
             "eager loading",
             "eager-load",
             "repo.preload",
             "lazy loading",
             "loaded lazily",
             "lazy-loaded",
-            "row by row",
-            "one at a time",
         ],
         context: &[],
+        decisive: true,
+    },
+    Concept {
+        name: "n_plus_one",
+        source: "CWE-1073: data fetched per row or in a loop (a per-row render is no N+1)",
+        marks: &["per row", "in a loop", "row by row", "one at a time"],
+        context: &[
+            "sql", "query", "queries", "jdbc", "select", "fetch", "fetched", "fetches", "loaded",
+            "lookup", "database", "db",
+        ],
         decisive: true,
     },
     Concept {
@@ -795,7 +801,8 @@ pub const CONCEPTS: &[Concept] = &[
             "tokens",
         ],
         context: &[
-            "log", "logs", "logged", "logger", "logging", "redact", "redacted",
+            "log", "logs", "logged", "logger", "logging", "redact", "redacted", "prints",
+            "printed", "tracing",
         ],
         decisive: true,
     },
@@ -1292,6 +1299,13 @@ pub const CONCEPTS: &[Concept] = &[
         decisive: true,
     },
     Concept {
+        name: "blocking_migration",
+        source: "strong_migrations (`null: false` on an existing column needs a default or a backfill)",
+        marks: &["null: false", "backfill"],
+        context: &[],
+        decisive: true,
+    },
+    Concept {
         name: "mass_assignment",
         source: "CWE-915 Improperly Controlled Modification of Dynamically-Determined Object Attributes; Brakeman Mass Assignment (`permit!`, `attr_accessible`); Laravel `$guarded`/`$fillable`; ASP.NET over-posting",
         marks: &[
@@ -1683,6 +1697,23 @@ mod tests {
         // A migration that must run outside a transaction is a migration hazard.
         assert_eq!(
             of("Index migration cannot run inside a transaction block"),
+            ["blocking_migration"]
+        );
+    }
+
+    #[test]
+    fn per_row_needs_data_and_printing_a_secret_exposes_it() {
+        // Work per row is an N+1 only when it fetches data.
+        assert_eq!(
+            of("Each invoice's customer is fetched in a loop"),
+            ["n_plus_one"]
+        );
+        assert!(!of("Per row render builds a new NumberFormatter").contains(&"n_plus_one"));
+        // A Debug impl that prints a token exposes it.
+        assert!(of("Debug impl prints the session token").contains(&"sensitive_data_exposure"));
+        // strong_migrations: `null: false` wants a default or a backfill.
+        assert_eq!(
+            of("Set `null: false` on users.role only after a backfill"),
             ["blocking_migration"]
         );
     }

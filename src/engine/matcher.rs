@@ -551,22 +551,32 @@ fn set_similarity(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
     }
 }
 
-/// Splits on anything but word characters and the joiners of qualified names: `.`, and `@`
-/// or `#` between two names (`PostController@update`, `OrdersController#index`) read as `.`.
+/// Splits on anything but word characters and the joiners of qualified names: `.`, and `@`,
+/// `#` or `::` between two names (`PostController@update`, `OrdersController#index`,
+/// `Config::load`) read as `.`.
 fn tokens(text: &str) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
-    let joined: String = chars
-        .iter()
-        .enumerate()
-        .map(|(i, &c)| {
-            let word = |j: Option<&char>| j.is_some_and(|c| c.is_alphanumeric() || *c == '_');
-            if matches!(c, '@' | '#') && i > 0 && word(chars.get(i - 1)) && word(chars.get(i + 1)) {
-                '.'
-            } else {
-                c
-            }
-        })
-        .collect();
+    let word = |j: Option<&char>| j.is_some_and(|c| c.is_alphanumeric() || *c == '_');
+    let mut joined = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let before = i.checked_sub(1).and_then(|j| chars.get(j));
+        if matches!(c, '@' | '#') && word(before) && word(chars.get(i + 1)) {
+            joined.push('.');
+        } else if c == ':'
+            && chars.get(i + 1) == Some(&':')
+            && word(before)
+            && word(chars.get(i + 2))
+        {
+            // `Config::load`: both colons, a name on either side.
+            joined.push('.');
+            i += 1;
+        } else {
+            joined.push(c);
+        }
+        i += 1;
+    }
     joined
         .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
         .map(|t| t.trim_matches('.').to_string())
@@ -808,6 +818,15 @@ fn different_requirement(a: &Title, b: &Title) -> bool {
             .cloned()
             .collect()
     };
+    // The same kind of defect named after the shared start is that defect restated.
+    let rest = |t: &Title| t.words[prefix.min(t.words.len())..].join(" ");
+    let (ka, kb) = (super::concepts::of(&rest(a)), super::concepts::of(&rest(b)));
+    if ka
+        .iter()
+        .any(|c| super::concepts::decisive(c) && kb.contains(c))
+    {
+        return false;
+    }
     let (ta, tb) = (tail(a), tail(b));
     let shared = ta.intersection(&tb).count();
     let (only_a, only_b) = (ta.len() - shared, tb.len() - shared);
@@ -1150,6 +1169,44 @@ mod tests {
                 ErrorHandling,
                 go,
                 90
+            ),
+        ));
+    }
+
+    #[test]
+    fn paths_of_names_and_kinds_after_a_shared_start() {
+        let m = Matcher::default();
+        use IssueType::{CodeQuality, ErrorHandling};
+        let rs = "src/parser.rs";
+        // `Type::method` names a method: the same panic in two methods is two places.
+        assert!(!m.same(
+            typed(
+                "`.unwrap()` in `Parser::header` panics on a short frame",
+                ErrorHandling,
+                rs,
+                40
+            ),
+            typed(
+                "`unwrap()` in `Parser::trailer` panics when the checksum is missing",
+                ErrorHandling,
+                rs,
+                90
+            ),
+        ));
+        // One subject, then the same kind of defect in other words: restated, not another
+        // requirement.
+        assert!(m.same(
+            typed(
+                "`static mut TOTAL` written from several threads without a mutex",
+                CodeQuality,
+                rs,
+                12
+            ),
+            typed(
+                "`static mut TOTAL` still updated by worker threads, unsynchronized",
+                CodeQuality,
+                rs,
+                12
             ),
         ));
     }
