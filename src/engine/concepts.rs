@@ -1520,6 +1520,25 @@ pub fn decisive(name: &str) -> bool {
     CONCEPTS.iter().any(|c| c.name == name && c.decisive)
 }
 
+/// Kinds that, when a title names them, show what its other marks really mean: a deadlock is a
+/// concurrency defect of its own, not a race; an index built `CONCURRENTLY` is no race, a
+/// `NOT NULL` column no null dereference and a non-transactional migration no side effect in a
+/// transaction; a secret that leaks is exposed, not a resource left open; hard-coded text to
+/// translate is no hard-coded credential.
+const OUTRANKS: &[(&str, &[&str])] = &[
+    ("deadlock", &["race_condition"]),
+    (
+        "blocking_migration",
+        &[
+            "race_condition",
+            "null_dereference",
+            "side_effect_in_transaction",
+        ],
+    ),
+    ("sensitive_data_exposure", &["resource_leak"]),
+    ("hardcoded_text", &["hardcoded_secret"]),
+];
+
 /// The concepts a title names.
 pub fn of(title: &str) -> Vec<&'static str> {
     let text = title.to_lowercase();
@@ -1531,22 +1550,12 @@ pub fn of(title: &str) -> Vec<&'static str> {
             found.push(c.name);
         }
     }
-    // A deadlock is a concurrency defect of its own, not a race; an index built
-    // `CONCURRENTLY` is no race and a `NOT NULL` column no null dereference.
-    if found.contains(&"deadlock") || found.contains(&"blocking_migration") {
-        found.retain(|c| *c != "race_condition");
-    }
-    if found.contains(&"blocking_migration") {
-        found.retain(|c| *c != "null_dereference" && *c != "side_effect_in_transaction");
-    }
-    // A secret that leaks is exposed, not a resource left open; hard-coded text to translate
-    // is no hard-coded credential.
-    if found.contains(&"sensitive_data_exposure") {
-        found.retain(|c| *c != "resource_leak");
-    }
-    if found.contains(&"hardcoded_text") {
-        found.retain(|c| *c != "hardcoded_secret");
-    }
+    let ruled_out: Vec<&str> = OUTRANKS
+        .iter()
+        .filter(|(kind, _)| found.contains(kind))
+        .flat_map(|(_, others)| others.iter().copied())
+        .collect();
+    found.retain(|c| !ruled_out.contains(c));
     found
 }
 

@@ -819,7 +819,7 @@ fn different_requirement(a: &Title, b: &Title) -> bool {
             .collect()
     };
     // The same kind of defect named after the shared start is that defect restated.
-    let rest = |t: &Title| t.words[prefix.min(t.words.len())..].join(" ");
+    let rest = |t: &Title| t.words[prefix..].join(" ");
     let (ka, kb) = (super::concepts::of(&rest(a)), super::concepts::of(&rest(b)));
     if ka
         .iter()

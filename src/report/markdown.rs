@@ -71,6 +71,13 @@ fn browser_section(out: &mut String, pages: &[crate::model::PageResult]) {
 /// Characters of a message shown in a conversation table cell.
 const TURN_CELL: usize = 300;
 
+/// Why a recurring issue's occurrences were taken for one problem, one sub-item per link.
+fn push_links(out: &mut String, ri: &crate::engine::recurring::RecurringIssue) {
+    for link in &ri.links {
+        out.push_str(&format!("  - {}\n", cell(&link.to_string())));
+    }
+}
+
 /// Each conversation scenario: outcome, warnings, and every turn with the judge's verdict.
 fn conversations_section(out: &mut String, scenarios: &[ScenarioResult]) {
     if scenarios.is_empty() {
@@ -285,9 +292,7 @@ pub fn report(r: &RunReport<'_>) -> String {
                 ri.occurrences,
                 ri.iterations
             ));
-            for link in &ri.links {
-                out.push_str(&format!("  - {}\n", cell(&link.to_string())));
-            }
+            push_links(&mut out, ri);
         }
         out.push('\n');
     }
@@ -388,9 +393,7 @@ pub fn escalation(r: &RunReport<'_>) -> Option<String> {
             out.push_str("These problems came back after being fixed, so another automated attempt is unlikely to help:\n\n");
             for ri in issues {
                 out.push_str(&format!("- **{}** — {} times, iterations {:?}\n", cell(&ri.title), ri.occurrences, ri.iterations));
-                for link in &ri.links {
-                    out.push_str(&format!("  - {}\n", cell(&link.to_string())));
-                }
+                push_links(&mut out, ri);
             }
         }
         Some(Escalation::BelowMinScore { best_score, min_score }) => out.push_str(&format!(
