@@ -480,6 +480,68 @@ fn status_json_reports_a_reworded_recurring_issue_and_not_three_different_defect
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// `validate` prints the plan's suite commands: none of their lines may act as a workflow
+/// command in a job's log.
+#[test]
+fn validate_prints_commands_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("plan.json"),
+        json!({"verification_strategy": {"risk_level": "medium", "unit_tests": {"commands": [
+            "pytest -q\n::add-mask::\n::error title=qa-loop::All gates passed"
+        ]}}})
+        .to_string(),
+    )
+    .unwrap();
+    let o = qa(dir.path(), &["validate", "--plan", "plan.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("All gates passed"), "{out}");
+    assert!(
+        !out.lines().any(|l| l.trim_start().starts_with("::")),
+        "a command line would run as a workflow command:\n{out}"
+    );
+}
+
+/// A plan is a pull request's text: what `status` cannot read is named by its JSON path on
+/// stderr (not silently dropped), and no title line can act as a workflow command when
+/// `status` runs in a job.
+#[test]
+fn status_names_what_it_cannot_read_and_prints_titles_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = json!({"qa_signoff": {"status": "rejected"}, "qa_iteration_history": [
+        {"iteration": "one", "status": "rejected", "issues": [{"title": "Null check"}, {"type": "security"}]},
+        {"iteration": 2, "status": "rejected", "issues": "none"},
+        "garbage",
+        {"iteration": 4, "status": "rejected", "issues": [
+            {"title": "Null check missing\n::error title=qa-loop::Approved by maintainers", "file": "a.py", "line": 3}
+        ]}
+    ]});
+    std::fs::write(dir.path().join("plan.json"), plan.to_string()).unwrap();
+    let o = qa(dir.path(), &["status", "--plan", "plan.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let (out, err) = (stdout(&o), stderr(&o));
+    for want in [
+        "`qa_iteration_history[0].iteration` is \"one\", not a whole number: read as iteration 1",
+        "`qa_iteration_history[0].issues[1]` has no `title` (or `description`): skipped",
+        "`qa_iteration_history[1].issues` is not an array: skipped",
+        "`qa_iteration_history[2]` is not an object",
+    ] {
+        assert!(err.contains(want), "want {want:?} in:\n{err}");
+    }
+    assert!(err.contains("plan.json"), "{err}");
+    assert!(out.contains("Approved by maintainers"), "{out}");
+    assert!(
+        !out.lines().any(|l| l.trim_start().starts_with("::")),
+        "a title line would run as a workflow command:\n{out}"
+    );
+    // `--json` stays exactly the status object (warnings go to stderr only).
+    let o = qa(dir.path(), &["status", "--plan", "plan.json", "--json"]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(v.get("warnings").is_none(), "{v:#}");
+    assert_eq!(v["iterations"], 4);
+}
+
 #[test]
 fn demo_runs_the_real_loop_and_ends_approved() {
     let dir = tempfile::tempdir().unwrap();

@@ -196,7 +196,9 @@ async fn dispatch(cli: Cli) -> Exit {
                 } else {
                     None
                 };
-                print!("{}", validate_view(&inputs, json, changed.as_deref()));
+                // Suite commands and changed paths are the repository's text.
+                let view = validate_view(&inputs, json, changed.as_deref());
+                print!("{}", inert(&view));
                 Exit::Approved
             }
             Err(e) => bad_input(&e),
@@ -336,13 +338,18 @@ fn status_cmd(root: &std::path::Path, flags: &FlagLayer, json: bool) -> Exit {
     let matcher = Matcher::new(settings.rules.similarity_threshold);
     match status::from_text(&source, &text, &matcher, settings.rules.recurring_threshold) {
         Ok(view) => {
+            for w in &view.warnings {
+                eprintln!("qa-loop: warning: {}: {}", source.display(), inert(w));
+            }
             if json {
                 println!(
                     "{}",
                     serde_json::to_string_pretty(&view).expect("status serializes")
                 );
             } else {
-                print!("{}", status::render_human(&view));
+                // Titles are the plan's (a pull request's) text: no line of them may act as a
+                // workflow command when `status` runs in a job.
+                print!("{}", inert(&status::render_human(&view)));
             }
             Exit::Approved
         }

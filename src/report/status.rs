@@ -44,6 +44,9 @@ pub struct StatusView {
     pub issues: Vec<HistoryIssue>,
     pub history: Vec<HistoryEntry>,
     pub recurring_issues: Vec<RecurringIssue>,
+    /// What could not be read, by JSON path (printed to stderr, never part of `--json`).
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 fn read_issue(v: &Value, n: usize) -> Option<HistoryIssue> {
@@ -87,45 +90,22 @@ pub fn from_text(
     let obj = v
         .as_object()
         .ok_or_else(|| InputError::at(path, 1, 1, "expected a JSON object"))?;
-    let raw_history = obj
-        .get("qa_iteration_history")
-        .or_else(|| obj.get("history"));
+    let mut warnings = Vec::new();
+    let (field, raw_history) = match obj.get("qa_iteration_history") {
+        Some(h) => ("qa_iteration_history", Some(h)),
+        None => ("history", obj.get("history")),
+    };
     let history: Vec<HistoryEntry> = match raw_history {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => items
             .iter()
             .enumerate()
-            .map(|(i, e)| HistoryEntry {
-                iteration: e
-                    .get("iteration")
-                    .and_then(Value::as_u64)
-                    .map_or(i as u32 + 1, |n| n as u32),
-                status: e
-                    .get("status")
-                    .and_then(Value::as_str)
-                    .unwrap_or("unknown")
-                    .to_string(),
-                timestamp: e
-                    .get("timestamp")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-                score: e.get("score").and_then(Value::as_u64),
-                issues: e
-                    .get("issues")
-                    .and_then(Value::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .enumerate()
-                            .filter_map(|(n, v)| read_issue(v, n))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            })
+            .map(|(i, e)| read_entry(e, &format!("{field}[{i}]"), i, &mut warnings))
             .collect(),
         Some(_) => {
             return Err(InputError::file(
                 path,
-                "`qa_iteration_history` must be an array",
+                format!("`{field}` must be an array"),
             ));
         }
     };
@@ -142,15 +122,8 @@ pub fn from_text(
         .and_then(Value::as_str)
         .map(str::to_string)
         .or_else(|| history.last().and_then(|h| h.timestamp.clone()));
-    let issues = match signoff
-        .and_then(|s| s.get("issues_found"))
-        .and_then(Value::as_array)
-    {
-        Some(a) => a
-            .iter()
-            .enumerate()
-            .filter_map(|(n, v)| read_issue(v, n))
-            .collect(),
+    let issues = match signoff.and_then(|s| s.get("issues_found")) {
+        Some(found) => read_issues(found, "qa_signoff.issues_found", &mut warnings),
         None => history.last().map(|h| h.issues.clone()).unwrap_or_default(),
     };
     let occurrences: Vec<Occurrence<'_>> = history
@@ -180,7 +153,69 @@ pub fn from_text(
         issues,
         history,
         recurring_issues,
+        warnings,
     })
+}
+
+/// One history entry; what cannot be read is named in `warnings` (`field` is its JSON path).
+fn read_entry(e: &Value, field: &str, i: usize, warnings: &mut Vec<String>) -> HistoryEntry {
+    if !e.is_object() {
+        warnings.push(format!("`{field}` is not an object: skipped its contents"));
+    }
+    let iteration = match e.get("iteration") {
+        None => i as u32 + 1,
+        Some(v) => match v.as_u64().and_then(|n| u32::try_from(n).ok()) {
+            Some(n) => n,
+            None => {
+                warnings.push(format!(
+                    "`{field}.iteration` is {v}, not a whole number: read as iteration {}",
+                    i + 1
+                ));
+                i as u32 + 1
+            }
+        },
+    };
+    HistoryEntry {
+        iteration,
+        status: e
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown")
+            .to_string(),
+        timestamp: e
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        score: e.get("score").and_then(Value::as_u64),
+        issues: e
+            .get("issues")
+            .map(|v| read_issues(v, &format!("{field}.issues"), warnings))
+            .unwrap_or_default(),
+    }
+}
+
+/// A list of issues; entries without a title (or `description`) are skipped with a warning.
+fn read_issues(v: &Value, field: &str, warnings: &mut Vec<String>) -> Vec<HistoryIssue> {
+    match v {
+        Value::Null => Vec::new(),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .filter_map(|(n, v)| {
+                let issue = read_issue(v, n);
+                if issue.is_none() {
+                    warnings.push(format!(
+                        "`{field}[{n}]` has no `title` (or `description`): skipped"
+                    ));
+                }
+                issue
+            })
+            .collect(),
+        _ => {
+            warnings.push(format!("`{field}` is not an array: skipped"));
+            Vec::new()
+        }
+    }
 }
 
 /// The human view.
