@@ -1,8 +1,8 @@
 //! Scores the recurring-issue matcher on the labelled pairs in `tests/fixtures/` and prints
 //! precision, recall and F1 (`cargo test --test recurring_matcher -- --nocapture`): the first
-//! set (`recurring_pairs.json`, tuned on), and two sets split by scenario before tuning
+//! set (`recurring_pairs.json`, tuned on), and six sets split by scenario before tuning
 //! (`recurring_pairs_split.json`, written by the matcher's author; `recurring_pairs_independent.json`
-//! and `recurring_pairs_independent_2.json`, each written by four authors who never read the
+//! to `recurring_pairs_independent_5.json`, each written by four authors who never read the
 //! matcher). The established reference rule
 //! (SequenceMatcher ≥ 0.8 on `title|file|line`) scores F1 0.31 on the same set
 //! (`python3 tests/fixtures/reference_matcher.py`).
@@ -87,6 +87,7 @@ const SPLIT_SETS: &[&str] = &[
     "tests/fixtures/recurring_pairs_independent_2.json",
     "tests/fixtures/recurring_pairs_independent_3.json",
     "tests/fixtures/recurring_pairs_independent_4.json",
+    "tests/fixtures/recurring_pairs_independent_5.json",
 ];
 
 fn add(a: Counts, b: Counts) -> Counts {
@@ -146,12 +147,12 @@ fn matcher_f1_on_held_out_pairs() {
     );
 }
 
-/// The held-out F1 reached on all held-out parts, matcher-judged pairs (0.836), rounded down.
-/// Issue 22's target is 0.9; the independently written parts (0.770, 0.806, 0.838, 0.774) are
-/// the gap. A new set's held-out part may lower the figure (the fourth did, from 0.849): the
-/// floor follows what all held-out data says. Raise it as the matcher improves; never tune on a
-/// held-out part.
-const HELD_OUT_FLOOR: f64 = 0.83;
+/// The held-out F1 reached on all held-out parts, matcher-judged pairs (0.828), rounded down.
+/// Issue 22's target is 0.9; the independently written parts (0.770, 0.806, 0.838, 0.774,
+/// 0.787) are the gap. A new set's held-out part may lower the figure (the fourth and fifth
+/// did, from 0.849): the floor follows what all held-out data says. Raise it as the matcher
+/// improves; never tune on a held-out part.
+const HELD_OUT_FLOOR: f64 = 0.82;
 
 fn key(s: &Side) -> IssueKey<'_> {
     IssueKey {
