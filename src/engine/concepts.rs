@@ -605,9 +605,11 @@ pub const CONCEPTS: &[Concept] = &[
     // own, named by its CWE title, its usual short name and the linter rules that flag it.
     Concept {
         name: "csrf",
-        source: "CWE-352 Cross-Site Request Forgery; Django CsrfViewMiddleware; Brakeman CSRF",
+        source: "CWE-352 Cross-Site Request Forgery; Django CsrfViewMiddleware; Brakeman CSRF (Rails `protect_from_forgery`, `verify_authenticity_token`)",
         marks: &[
             "csrf",
+            "verify_authenticity_token",
+            "protect_from_forgery",
             "xsrf",
             "cross-site request forgery",
             "cross site request forgery",
@@ -1562,7 +1564,45 @@ pub fn of(title: &str) -> Vec<&'static str> {
 /// HTTP status codes a title names (`returns 500 instead of 404`), in order: they tell two
 /// defects of one endpoint apart.
 pub fn status_codes(title: &str) -> Vec<u16> {
+    status_mentions(&title.to_lowercase())
+        .into_iter()
+        .map(|(_, c)| c)
+        .collect()
+}
+
+/// The statuses a title says an endpoint answers and the ones it says it should answer
+/// (`returns 200 instead of 201`, `should return 201, still returns 200`: 200 answered, 201
+/// expected). A status is expected when the words since the previous status (or the start)
+/// say so: `expected`, `should`, `must`, `instead of`, `rather than`, `want`.
+pub fn status_roles(title: &str) -> (Vec<u16>, Vec<u16>) {
     let lower = title.to_lowercase();
+    let (mut answered, mut expected) = (Vec::new(), Vec::new());
+    let mut from = 0;
+    for (pos, code) in status_mentions(&lower) {
+        let before = &lower[from.min(pos)..pos];
+        let wanted = [
+            "expect",
+            "should",
+            "must",
+            "instead of",
+            "rather than",
+            "want",
+        ]
+        .iter()
+        .any(|w| before.contains(w));
+        let list = if wanted { &mut expected } else { &mut answered };
+        if !list.contains(&code) {
+            list.push(code);
+        }
+        from = pos + 3;
+    }
+    answered.sort_unstable();
+    expected.sort_unstable();
+    (answered, expected)
+}
+
+/// Each status a lower-cased title names, with its byte offset, in order.
+fn status_mentions(lower: &str) -> Vec<(usize, u16)> {
     let http = [
         "status",
         "return",
@@ -1630,7 +1670,7 @@ pub fn status_codes(title: &str) -> Vec<u16> {
         }
     }
     found.sort();
-    found.into_iter().map(|(_, c)| c).collect()
+    found
 }
 
 #[cfg(test)]

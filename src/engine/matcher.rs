@@ -178,8 +178,19 @@ impl Matcher {
         if !same_place && !ia.is_empty() && !ib.is_empty() && !any_related(&ia, &ib) {
             return Decision::DifferentIdentifiers;
         }
+        let (sa, sb) = (
+            super::concepts::status_codes(a.title),
+            super::concepts::status_codes(b.title),
+        );
+        // The same wrong status for the same expected one (`200 instead of 201` / `should
+        // return 201, still 200`) names the defect as precisely as a kind of defect does, in
+        // whatever words and order the rest of the title comes.
+        let same_statuses = sa.len() >= 2
+            && super::concepts::status_roles(a.title) == super::concepts::status_roles(b.title);
         let (na, nb) = (criterion_numbers(a.title), criterion_numbers(b.title));
-        if different_requirement(&ta, &tb) || !na.is_empty() && !nb.is_empty() && na != nb {
+        if !same_statuses && different_requirement(&ta, &tb)
+            || !na.is_empty() && !nb.is_empty() && na != nb
+        {
             return Decision::Substitution;
         }
         if let (Some(x), Some(y)) = (endpoint(a.title), endpoint(b.title))
@@ -190,25 +201,18 @@ impl Matcher {
         if same_failing_test(&ta, &tb, in_tests) {
             return Decision::SameFailingTest;
         }
-        if is_substitution(&ta.sequence, &tb.sequence) {
+        if !same_statuses && is_substitution(&ta.sequence, &tb.sequence) {
             return Decision::Substitution;
         }
         if opposite_symptoms(&ta.content, &tb.content) {
             return Decision::OppositeSymptoms;
         }
-        let (sa, sb) = (
-            super::concepts::status_codes(a.title),
-            super::concepts::status_codes(b.title),
-        );
         // Another status is another defect; one title naming only a status the other names
         // too (`500 instead of 400` / `should return 400`) is not.
         let within = |x: &[u16], y: &[u16]| x.iter().all(|c| y.contains(c));
         if !sa.is_empty() && !sb.is_empty() && !within(&sa, &sb) && !within(&sb, &sa) {
             return Decision::DifferentStatus;
         }
-        // The same wrong status for the same expected one (`500 instead of 404`) names the
-        // defect as precisely as a kind of defect does.
-        let same_statuses = sa.len() >= 2 && sa == sb;
         let shares_identifier = any_related(&ta.identifiers, &tb.identifiers);
         if let (FileRelation::Same, Some(x), Some(y)) = (file_relation, a.line, b.line)
             && x.abs_diff(y) > FAR_LINES
@@ -488,8 +492,14 @@ impl Title {
             if !STOPWORDS.contains(&lower.as_str()) && !noise && !path_words.contains(&lower) {
                 content.insert(stemmed.clone());
             }
+            // A measurement changes between rewordings (`61%` / `64%`): the sequence keeps its
+            // place, not its value, so the words around it decide.
+            sequence.push(if noise && lower.len() > 1 {
+                "#".to_string()
+            } else {
+                stemmed
+            });
             words.push(lower);
-            sequence.push(stemmed);
         }
         Title {
             sequence,
@@ -1341,5 +1351,79 @@ mod tests {
         assert!(
             is_identifier("parse_duration") && is_identifier("useEffect") && !is_identifier("MD5")
         );
+    }
+
+    #[test]
+    fn status_roles_measurements_and_forgery_checks() {
+        let m = Matcher::default();
+        use IssueType::{AcceptanceCriteria, Coverage, Security};
+        let api = "src/routes/invoices.ts";
+        // One wrong status for one expected status, in other words and another order.
+        assert!(m.same(
+            typed(
+                "`PATCH /invoices/:id` answers 200 instead of 202 when queued",
+                AcceptanceCriteria,
+                api,
+                40
+            ),
+            typed(
+                "PATCH /invoices/:id must reply 202 Accepted for queued updates; it still gives 200",
+                AcceptanceCriteria,
+                api,
+                44
+            ),
+        ));
+        // The same two statuses with their roles swapped are two defects.
+        assert!(!m.same(
+            typed(
+                "`PATCH /invoices/:id` gives 409 for a stale version; expected 412",
+                AcceptanceCriteria,
+                api,
+                40
+            ),
+            typed(
+                "`PATCH /invoices/:id` gives 412 for a missing If-Match header; expected 409",
+                AcceptanceCriteria,
+                api,
+                44
+            ),
+        ));
+        assert_eq!(
+            super::super::concepts::status_roles("should return 201 Created, still returns 200"),
+            (vec![200], vec![201])
+        );
+        // A measurement keeps its place, not its value: two packages below one target are
+        // two coverage gaps.
+        let gradle = "build.gradle.kts";
+        assert!(!m.same(
+            typed(
+                "Kover: billing package at 58% branch coverage, minimum 75%",
+                Coverage,
+                gradle,
+                20
+            ),
+            typed(
+                "Kover: invoicing package at 66% branch coverage, minimum 75%",
+                Coverage,
+                gradle,
+                20
+            ),
+        ));
+        // Rails' CSRF check named by its callback is CSRF.
+        let rb = "app/controllers/webhooks_controller.rb";
+        assert!(m.same(
+            typed(
+                "`protect_from_forgery` is turned off for the refunds actions",
+                Security,
+                rb,
+                3
+            ),
+            typed(
+                "Refund endpoints accept cross-site forged requests",
+                Security,
+                rb,
+                5
+            ),
+        ));
     }
 }
