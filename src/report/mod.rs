@@ -3,6 +3,7 @@
 //! plan's QA keys. Each format is a pure function of a [`RunReport`]; [`files`] writes them.
 
 pub mod files;
+pub mod history;
 pub mod junit;
 pub mod markdown;
 pub mod plan;

@@ -136,101 +136,49 @@ fn issue_value(issue: &crate::model::Issue) -> Value {
 /// Entries that cannot be read are skipped with a warning naming them.
 pub fn history_of(text: &str) -> Vec<crate::engine::IterationRecord> {
     use crate::engine::{IterationRecord, Status};
-    use crate::model::{Issue, IssueType, Severity};
     let Ok(plan) = serde_json::from_str::<Value>(text) else {
         return Vec::new();
     };
-    let entries = plan
-        .get("qa_iteration_history")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let mut out: Vec<IterationRecord> = Vec::new();
-    for (i, e) in entries.iter().enumerate() {
-        let Some(e) = e.as_object() else {
-            tracing::warn!("qa_iteration_history[{i}] is not an object: skipped");
-            continue;
-        };
-        let iteration = e
-            .get("iteration")
-            .and_then(Value::as_u64)
-            .map_or(out.last().map_or(1, |l| l.iteration + 1), |n| n as u32);
-        let status = match e.get("status").and_then(Value::as_str).unwrap_or_default() {
-            "approved" => Status::Approved,
-            "fixes_applied" => Status::FixesApplied,
-            "human_escalation" => Status::HumanEscalation,
-            "max_iterations" => Status::MaxIterations,
-            "error" => Status::Error,
-            _ => Status::Rejected,
-        };
-        let text_of = |v: &Value, k: &str| {
-            v.get(k)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
-        let issues: Vec<Issue> = e
-            .get("issues")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-            .filter_map(|(k, v)| {
-                let title = Some(text_of(v, "title"))
-                    .filter(|t| !t.is_empty())
-                    .or_else(|| Some(text_of(v, "description")).filter(|t| !t.is_empty()))?;
-                // Auto-Claude's reviewer writes `location` ("file:line"), `fix_required`, and
-                // a severity word as the `type` ("critical").
-                let (loc_file, loc_line) = match text_of(v, "location").rsplit_once(':') {
-                    Some((f, l)) if l.parse::<u32>().is_ok() => (f.to_string(), l.parse().ok()),
-                    _ => (text_of(v, "location"), None),
-                };
-                let kind = text_of(v, "type");
-                Some(Issue {
-                    id: Some(text_of(v, "id"))
-                        .filter(|t| !t.is_empty())
-                        .unwrap_or(format!("Q{}", k + 1)),
-                    title,
-                    kind: IssueType::parse_lenient(&kind).unwrap_or(IssueType::CodeQuality),
-                    severity: Severity::parse_lenient(&text_of(v, "severity"))
-                        .or_else(|| Severity::parse_lenient(&kind))
-                        .unwrap_or(Severity::Medium),
-                    file: Some(text_of(v, "file"))
-                        .filter(|t| !t.is_empty())
-                        .or_else(|| Some(loc_file).filter(|t| !t.is_empty())),
-                    line: v
-                        .get("line")
-                        .and_then(Value::as_u64)
-                        .map(|l| l as u32)
-                        .or(loc_line),
-                    description: text_of(v, "description"),
-                    fix: Some(text_of(v, "fix"))
-                        .filter(|t| !t.is_empty())
-                        .unwrap_or_else(|| text_of(v, "fix_required")),
-                    recurs: None,
-                })
-            })
-            .collect();
-        out.push(IterationRecord {
-            iteration,
-            status,
-            reviewer_approved: status == Status::Approved,
-            score: e.get("score").and_then(Value::as_u64).unwrap_or(0).min(100) as u8,
-            summary: text_of(&Value::Object(e.clone()), "summary"),
-            criteria: Vec::new(),
-            issues,
-            verification: Default::default(),
-            timestamp: text_of(&Value::Object(e.clone()), "timestamp"),
-            manual_test_plan: None,
-            guidance: None,
-            reviewed_head: e
-                .get("reviewed_head")
-                .and_then(Value::as_str)
-                .filter(|h| h.len() == 40 && h.bytes().all(|b| b.is_ascii_hexdigit()))
-                .map(str::to_string),
-        });
+    let mut warnings = Vec::new();
+    let entries = super::history::read(
+        plan.get("qa_iteration_history"),
+        "qa_iteration_history",
+        &mut warnings,
+    )
+    .unwrap_or_else(|why| {
+        warnings.push(format!("{why}: the run starts without it"));
+        Vec::new()
+    });
+    for w in warnings {
+        tracing::warn!("the plan's {w}");
     }
-    out
+    entries
+        .into_iter()
+        .map(|e| {
+            let status = match e.status.as_str() {
+                "approved" => Status::Approved,
+                "fixes_applied" => Status::FixesApplied,
+                "human_escalation" => Status::HumanEscalation,
+                "max_iterations" => Status::MaxIterations,
+                "error" => Status::Error,
+                _ => Status::Rejected,
+            };
+            IterationRecord {
+                iteration: e.iteration,
+                status,
+                reviewer_approved: status == Status::Approved,
+                score: e.score.unwrap_or(0).min(100) as u8,
+                summary: e.summary,
+                criteria: Vec::new(),
+                issues: e.issues.iter().map(|i| i.to_issue()).collect(),
+                verification: Default::default(),
+                timestamp: e.timestamp.unwrap_or_default(),
+                manual_test_plan: None,
+                guidance: None,
+                reviewed_head: e.reviewed_head,
+            }
+        })
+        .collect()
 }
 
 /// The indentation of the first indented line (two spaces when none).
@@ -250,4 +198,33 @@ fn pretty(value: &Value, indent: String) -> String {
     let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
     value.serialize(&mut ser).expect("a JSON value serializes");
     String::from_utf8(buf).expect("JSON is UTF-8") + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Status;
+
+    /// A run continuing a plan reads its history as `status` does: the reviewer's `recurs`
+    /// marks kept (both then count the same recurrences), statuses mapped, scores capped.
+    #[test]
+    fn a_run_reads_the_plan_history_as_status_does() {
+        let plan = json!({"qa_iteration_history": [
+            {"iteration": 1, "status": "rejected", "score": 140, "issues": [
+                {"id": "Q1", "title": "Token logged", "type": "security", "file": "a.py", "line": 3}
+            ]},
+            {"status": "approved", "issues": [
+                {"id": "Q1", "title": "Token still logged at debug level", "type": "security",
+                 "file": "a.py", "line": 5, "recurs": "I1.Q1"}
+            ]}
+        ]});
+        let records = history_of(&plan.to_string());
+        assert_eq!(records.len(), 2);
+        assert_eq!(
+            (records[0].score, records[1].iteration, records[1].status),
+            (100, 2, Status::Approved)
+        );
+        assert_eq!(records[1].issues[0].recurs.as_deref(), Some("I1.Q1"));
+        assert!(history_of("not json").is_empty());
+    }
 }

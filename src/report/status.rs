@@ -5,34 +5,10 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::engine::matcher::{IssueKey, Matcher};
+use super::history::{self, HistoryEntry, HistoryIssue};
+use crate::engine::matcher::Matcher;
 use crate::engine::recurring::{Occurrence, RecurringIssue, find_recurring};
 use crate::error::InputError;
-use crate::model::IssueType;
-
-/// One issue as read from a history entry (older tools wrote `location: "file:line"`).
-#[derive(Debug, Clone, Serialize)]
-pub struct HistoryIssue {
-    pub id: String,
-    pub title: String,
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub kind: Option<IssueType>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub recurs: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct HistoryEntry {
-    pub iteration: u32,
-    pub status: String,
-    pub timestamp: Option<String>,
-    pub score: Option<u64>,
-    pub issues: Vec<HistoryIssue>,
-}
 
 /// What `status` prints (`--json`: exactly this object).
 #[derive(Debug, Clone, Serialize)]
@@ -47,35 +23,6 @@ pub struct StatusView {
     /// What could not be read, by JSON path (printed to stderr, never part of `--json`).
     #[serde(skip)]
     pub warnings: Vec<String>,
-}
-
-fn read_issue(v: &Value, n: usize) -> Option<HistoryIssue> {
-    let o = v.as_object()?;
-    let s = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
-    let title = s("title").or_else(|| s("description"))?;
-    let (mut file, mut line) = (
-        s("file"),
-        o.get("line").and_then(Value::as_u64).map(|l| l as u32),
-    );
-    if file.is_none()
-        && let Some(loc) = s("location")
-    {
-        match loc.rsplit_once(':') {
-            Some((f, l)) if l.parse::<u32>().is_ok() => {
-                file = Some(f.to_string());
-                line = l.parse().ok();
-            }
-            _ => file = Some(loc),
-        }
-    }
-    Some(HistoryIssue {
-        id: s("id").unwrap_or_else(|| format!("Q{}", n + 1)),
-        title,
-        kind: s("type").and_then(|t| IssueType::parse_lenient(&t)),
-        file,
-        line,
-        recurs: s("recurs"),
-    })
 }
 
 /// Reads the QA state of a plan (`qa_signoff`, `qa_iteration_history`) or of a `qa-result.json`
@@ -95,20 +42,8 @@ pub fn from_text(
         Some(h) => ("qa_iteration_history", Some(h)),
         None => ("history", obj.get("history")),
     };
-    let history: Vec<HistoryEntry> = match raw_history {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .enumerate()
-            .map(|(i, e)| read_entry(e, &format!("{field}[{i}]"), i, &mut warnings))
-            .collect(),
-        Some(_) => {
-            return Err(InputError::file(
-                path,
-                format!("`{field}` must be an array"),
-            ));
-        }
-    };
+    let history = history::read(raw_history, field, &mut warnings)
+        .map_err(|why| InputError::file(path, why))?;
     let signoff = obj.get("qa_signoff");
     let status = signoff
         .and_then(|s| s.get("status"))
@@ -123,7 +58,7 @@ pub fn from_text(
         .map(str::to_string)
         .or_else(|| history.last().and_then(|h| h.timestamp.clone()));
     let issues = match signoff.and_then(|s| s.get("issues_found")) {
-        Some(found) => read_issues(found, "qa_signoff.issues_found", &mut warnings),
+        Some(found) => history::read_issues(found, "qa_signoff.issues_found", &mut warnings),
         None => history.last().map(|h| h.issues.clone()).unwrap_or_default(),
     };
     let occurrences: Vec<Occurrence<'_>> = history
@@ -132,12 +67,7 @@ pub fn from_text(
             h.issues.iter().map(move |i| Occurrence {
                 iteration: h.iteration,
                 id: &i.id,
-                key: IssueKey {
-                    title: &i.title,
-                    kind: i.kind,
-                    file: i.file.as_deref(),
-                    line: i.line,
-                },
+                key: i.key(),
                 recurs: i.recurs.as_deref(),
             })
         })
@@ -155,67 +85,6 @@ pub fn from_text(
         recurring_issues,
         warnings,
     })
-}
-
-/// One history entry; what cannot be read is named in `warnings` (`field` is its JSON path).
-fn read_entry(e: &Value, field: &str, i: usize, warnings: &mut Vec<String>) -> HistoryEntry {
-    if !e.is_object() {
-        warnings.push(format!("`{field}` is not an object: skipped its contents"));
-    }
-    let iteration = match e.get("iteration") {
-        None => i as u32 + 1,
-        Some(v) => match v.as_u64().and_then(|n| u32::try_from(n).ok()) {
-            Some(n) => n,
-            None => {
-                warnings.push(format!(
-                    "`{field}.iteration` is {v}, not a whole number: read as iteration {}",
-                    i + 1
-                ));
-                i as u32 + 1
-            }
-        },
-    };
-    HistoryEntry {
-        iteration,
-        status: e
-            .get("status")
-            .and_then(Value::as_str)
-            .unwrap_or("unknown")
-            .to_string(),
-        timestamp: e
-            .get("timestamp")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        score: e.get("score").and_then(Value::as_u64),
-        issues: e
-            .get("issues")
-            .map(|v| read_issues(v, &format!("{field}.issues"), warnings))
-            .unwrap_or_default(),
-    }
-}
-
-/// A list of issues; entries without a title (or `description`) are skipped with a warning.
-fn read_issues(v: &Value, field: &str, warnings: &mut Vec<String>) -> Vec<HistoryIssue> {
-    match v {
-        Value::Null => Vec::new(),
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .filter_map(|(n, v)| {
-                let issue = read_issue(v, n);
-                if issue.is_none() {
-                    warnings.push(format!(
-                        "`{field}[{n}]` has no `title` (or `description`): skipped"
-                    ));
-                }
-                issue
-            })
-            .collect(),
-        _ => {
-            warnings.push(format!("`{field}` is not an array: skipped"));
-            Vec::new()
-        }
-    }
 }
 
 /// The human view.
