@@ -480,6 +480,49 @@ fn status_json_reports_a_reworded_recurring_issue_and_not_three_different_defect
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// Issues are compared with what the reviewer wrote beside the title: two titles with no word
+/// in common are one problem when their descriptions and fixes say so, and `status` says why.
+#[test]
+fn status_joins_issues_by_their_descriptions_and_fixes() {
+    let dir = tempfile::tempdir().unwrap();
+    let issue = |title: &str, line: u32, description: &str, fix: &str| {
+        json!({"id": "Q1", "title": title, "type": "error_handling", "file": "internal/export/writer.go",
+               "line": line, "description": description, "fix": fix})
+    };
+    let plan = json!({"qa_iteration_history": [
+        {"iteration": 1, "status": "rejected", "issues": [issue(
+            "Write errors ignored in flushRows", 88,
+            "bufio.Writer.Flush returns an error that flushRows drops, so a full disk leaves a truncated export without any error",
+            "Return the error from Flush and fail the export job")]},
+        {"iteration": 2, "status": "rejected", "issues": [issue(
+            "Truncated CSV files reach customers silently", 93,
+            "When the disk fills, the export job still reports success: the error of Flush is dropped and the truncated file is uploaded",
+            "Check the Flush error and mark the export failed")]},
+        {"iteration": 3, "status": "rejected", "issues": [issue(
+            "Export job marked done although the file is incomplete", 95,
+            "flushRows still ignores the Flush error on a full disk: the truncated export is uploaded and the job reports success",
+            "Propagate the Flush error so the export job fails")]}
+    ]});
+    std::fs::write(dir.path().join("plan.json"), plan.to_string()).unwrap();
+    let o = qa(dir.path(), &["status", "--plan", "plan.json", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let recurring = v["recurring_issues"].as_array().unwrap();
+    assert_eq!(recurring.len(), 1, "{v:#}");
+    assert_eq!(recurring[0]["occurrences"], 3, "{v:#}");
+    assert!(
+        recurring[0]["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["by"] == "matcher"
+                && l["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.starts_with("title, description and fix together"))),
+        "{v:#}"
+    );
+}
+
 /// `validate` prints the plan's suite commands: none of their lines may act as a workflow
 /// command in a job's log.
 #[test]

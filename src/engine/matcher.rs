@@ -34,6 +34,22 @@ pub struct IssueKey<'a> {
     pub kind: Option<IssueType>,
     pub file: Option<&'a str>,
     pub line: Option<u32>,
+    /// What the reviewer wrote beside the title (`description`, `fix`); empty when unknown.
+    pub description: &'a str,
+    pub fix: &'a str,
+}
+
+impl IssueKey<'_> {
+    /// Whether the reviewer described the issue: a fix alone (`Add tests`, `validate it`) is
+    /// too often the same few words for different defects.
+    fn has_detail(&self) -> bool {
+        !self.description.trim().is_empty()
+    }
+
+    /// Title, description and fix as one text.
+    fn whole(&self) -> String {
+        format!("{}. {} {}", self.title, self.description, self.fix)
+    }
 }
 
 impl<'a> From<&'a Issue> for IssueKey<'a> {
@@ -43,6 +59,8 @@ impl<'a> From<&'a Issue> for IssueKey<'a> {
             kind: Some(issue.kind),
             file: issue.file.as_deref(),
             line: issue.line,
+            description: &issue.description,
+            fix: &issue.fix,
         }
     }
 }
@@ -58,6 +76,11 @@ pub enum Decision {
     SameFailingTest,
     /// Both name one specific kind of defect (a CWE, a lint rule) in one file.
     SameKindInFile(&'static str),
+    /// The titles alone fall short, but title, description and fix together reach the bar.
+    SameInDetail {
+        similarity: f64,
+        bar: f64,
+    },
     DifferentFile,
     DifferentIdentifiers,
     Substitution,
@@ -93,7 +116,10 @@ impl Decision {
     pub fn is_same(&self) -> bool {
         matches!(
             self,
-            Decision::Same { .. } | Decision::SameFailingTest | Decision::SameKindInFile(_)
+            Decision::Same { .. }
+                | Decision::SameFailingTest
+                | Decision::SameKindInFile(_)
+                | Decision::SameInDetail { .. }
         )
     }
 
@@ -107,6 +133,9 @@ impl Decision {
             Decision::SameKindInFile(kind) => {
                 format!("both name one kind of defect ({kind}) in one file")
             }
+            Decision::SameInDetail { similarity, bar } => format!(
+                "title, description and fix together: similarity {similarity:.2} reaches {bar:.2}"
+            ),
             Decision::DifferentFile => "different files".to_string(),
             Decision::DifferentIdentifiers => "different code identifiers or endpoints".to_string(),
             Decision::Substitution => "another case or requirement of one subject".to_string(),
@@ -252,10 +281,22 @@ impl Matcher {
         }
         // Rounding must not decide (0.2 against a bar of 0.2000…04).
         if similarity + 1e-9 >= bar {
-            Decision::Same { similarity, bar }
-        } else {
-            Decision::Dissimilar { similarity, bar }
+            return Decision::Same { similarity, bar };
         }
+        // Titles are short; the reviewer's description and fix say more of the same defect in
+        // more words. Only where no structural rule told the two apart, both issues are
+        // described, and against the same bar.
+        if a.has_detail() && b.has_detail() {
+            let whole =
+                Title::new(&a.whole(), a.file).defect_similarity(&Title::new(&b.whole(), b.file));
+            if whole + 1e-9 >= bar {
+                return Decision::SameInDetail {
+                    similarity: whole,
+                    bar,
+                };
+            }
+        }
+        Decision::Dissimilar { similarity, bar }
     }
 }
 
@@ -875,6 +916,8 @@ mod tests {
             kind: Some(IssueType::UnitTest),
             file,
             line,
+            description: "",
+            fix: "",
         }
     }
 
@@ -884,6 +927,8 @@ mod tests {
             kind: Some(kind),
             file: Some(file),
             line: Some(line),
+            description: "",
+            fix: "",
         }
     }
 
@@ -1425,5 +1470,79 @@ mod tests {
                 5
             ),
         ));
+    }
+
+    #[test]
+    fn descriptions_and_fixes_join_titles_that_share_no_words() {
+        let m = Matcher::default();
+        let go = "internal/export/writer.go";
+        let titled = |title, line| typed(title, IssueType::ErrorHandling, go, line);
+        let a = titled("Write errors ignored in flushRows", 88);
+        let b = titled("Truncated CSV files reach customers silently", 93);
+        // The titles alone share no defect word.
+        assert!(!m.same(a, b));
+        // A fix alone is no description: the same few words of remedy fit many defects.
+        let remedy = "Handle the error";
+        assert!(!m.same(IssueKey { fix: remedy, ..a }, IssueKey { fix: remedy, ..b }));
+        let a = IssueKey {
+            description: "bufio.Writer.Flush returns an error that flushRows drops, so a full \
+                          disk leaves a truncated export without any error",
+            fix: "Return the error from Flush and fail the export job",
+            ..a
+        };
+        let b = IssueKey {
+            description: "When the disk fills, the export job still reports success: the error \
+                          of Flush is dropped and the truncated file is uploaded",
+            fix: "Check the Flush error and mark the export failed",
+            ..b
+        };
+        let d = m.decide(a, b);
+        assert!(matches!(d, Decision::SameInDetail { .. }), "{d:?}");
+        // The loop's own issues carry both.
+        let issue = |k: IssueKey<'_>| Issue {
+            id: "Q1".into(),
+            title: k.title.into(),
+            kind: IssueType::ErrorHandling,
+            severity: crate::model::Severity::High,
+            file: k.file.map(str::to_string),
+            line: k.line,
+            description: k.description.into(),
+            fix: k.fix.into(),
+            recurs: None,
+        };
+        let (ia, ib) = (issue(a), issue(b));
+        assert_eq!(m.decide((&ia).into(), (&ib).into()), d);
+        assert!(
+            d.reason()
+                .starts_with("title, description and fix together")
+        );
+        // A structural rule the titles decide still wins: another case with another status is
+        // another defect, whatever the descriptions share.
+        let api = "src/routes/export.ts";
+        let s1 = IssueKey {
+            description: "The export handler answers before the file is written",
+            fix: "Await the write before answering",
+            ..typed(
+                "GET /exports/:id returns 200 for a missing export; expected 404",
+                IssueType::AcceptanceCriteria,
+                api,
+                10,
+            )
+        };
+        let s2 = IssueKey {
+            description: "The export handler answers before the file is written",
+            fix: "Await the write before answering",
+            ..typed(
+                "GET /exports/:id returns 500 for a malformed id; expected 400",
+                IssueType::AcceptanceCriteria,
+                api,
+                12,
+            )
+        };
+        let d = m.decide(s1, s2);
+        assert!(
+            matches!(d, Decision::Substitution | Decision::DifferentStatus),
+            "{d:?}"
+        );
     }
 }

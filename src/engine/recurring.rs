@@ -190,6 +190,8 @@ mod tests {
                 kind: None,
                 file: Some("src/cart.py"),
                 line: Some(10 + iteration),
+                description: "",
+                fix: "",
             },
             recurs,
         }

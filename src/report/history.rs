@@ -40,6 +40,8 @@ impl HistoryIssue {
             kind: self.kind,
             file: self.file.as_deref(),
             line: self.line,
+            description: &self.description,
+            fix: &self.fix,
         }
     }
 
