@@ -1,9 +1,9 @@
 //! Scores the recurring-issue matcher on the labelled pairs in `tests/fixtures/` and prints
 //! precision, recall and F1 (`cargo test --test recurring_matcher -- --nocapture`): the first
-//! set (`recurring_pairs.json`, tuned on), and eight sets split by scenario before tuning
+//! set (`recurring_pairs.json`, tuned on), and nine sets split by scenario before tuning
 //! (`recurring_pairs_split.json`, written by the matcher's author; `recurring_pairs_independent.json`
-//! to `recurring_pairs_independent_5.json` and `recurring_pairs_details.json`,
-//! `recurring_pairs_details_2.json` — whose issues carry a description and a fix — each written
+//! to `recurring_pairs_independent_5.json` and `recurring_pairs_details.json` to
+//! `recurring_pairs_details_3.json` — whose issues carry a description and a fix — each written
 //! by four authors who never read the matcher). The established reference rule
 //! (SequenceMatcher ≥ 0.8 on `title|file|line`) scores F1 0.31 on the same set
 //! (`python3 tests/fixtures/reference_matcher.py`).
@@ -96,6 +96,7 @@ const SPLIT_SETS: &[&str] = &[
     "tests/fixtures/recurring_pairs_independent_5.json",
     "tests/fixtures/recurring_pairs_details.json",
     "tests/fixtures/recurring_pairs_details_2.json",
+    "tests/fixtures/recurring_pairs_details_3.json",
 ];
 
 fn add(a: Counts, b: Counts) -> Counts {
@@ -164,12 +165,12 @@ fn matcher_f1_on_held_out_pairs() {
     );
 }
 
-/// The held-out F1 reached on all held-out parts, matcher-judged pairs (0.839), rounded down.
-/// Issue 22's target is 0.9; the independently written parts (0.770, 0.806, 0.847, 0.774,
-/// 0.787 on titles alone; 0.863, 0.881 with descriptions and fixes) are the gap. A new set's
-/// held-out part may lower the figure (the fourth and fifth did): the floor follows what all
-/// held-out data says. Raise it as the matcher improves; never tune on a held-out part.
-const HELD_OUT_FLOOR: f64 = 0.83;
+/// The held-out F1 reached on all held-out parts, matcher-judged pairs (0.845), rounded down.
+/// Issue 22's target is 0.9; the independently written parts (0.770, 0.806, 0.857, 0.768,
+/// 0.787 on titles alone; 0.863, 0.881, 0.898 with descriptions and fixes) are the gap. A new
+/// set's held-out part may lower the figure (the fourth and fifth did): the floor follows what
+/// all held-out data says. Raise it as the matcher improves; never tune on a held-out part.
+const HELD_OUT_FLOOR: f64 = 0.84;
 
 fn key(s: &Side) -> IssueKey<'_> {
     IssueKey {

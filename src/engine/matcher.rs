@@ -207,15 +207,27 @@ impl Matcher {
         if !same_place && !ia.is_empty() && !ib.is_empty() && !any_related(&ia, &ib) {
             return Decision::DifferentIdentifiers;
         }
-        let (sa, sb) = (
-            super::concepts::status_codes(a.title),
-            super::concepts::status_codes(b.title),
-        );
+        // Test runners name tests by quoted strings (`it('applies a valid coupon')`): two
+        // tests quoted by name, none in common (nor one inside the other, as a quoted message
+        // and a word quoted in it), are two tests.
+        if in_tests {
+            let (qa, qb) = (quoted(a.title), quoted(b.title));
+            let overlap = |x: &String| {
+                qb.iter()
+                    .any(|y| x.contains(y.as_str()) || y.contains(x.as_str()))
+            };
+            if !qa.is_empty() && !qb.is_empty() && !qa.iter().any(overlap) {
+                return Decision::DifferentIdentifiers;
+            }
+        }
         // The same wrong status for the same expected one (`200 instead of 201` / `should
         // return 201, still 200`) names the defect as precisely as a kind of defect does, in
         // whatever words and order the rest of the title comes.
-        let same_statuses = sa.len() >= 2
-            && super::concepts::status_roles(a.title) == super::concepts::status_roles(b.title);
+        let (roles_a, roles_b) = (
+            super::concepts::status_roles(a.title),
+            super::concepts::status_roles(b.title),
+        );
+        let same_statuses = super::concepts::status_codes(a.title).len() >= 2 && roles_a == roles_b;
         let (na, nb) = (criterion_numbers(a.title), criterion_numbers(b.title));
         if !same_statuses && different_requirement(&ta, &tb)
             || !na.is_empty() && !nb.is_empty() && na != nb
@@ -236,10 +248,14 @@ impl Matcher {
         if opposite_symptoms(&ta.content, &tb.content) {
             return Decision::OppositeSymptoms;
         }
-        // Another status is another defect; one title naming only a status the other names
-        // too (`500 instead of 400` / `should return 400`) is not.
+        // Another status in the same role is another defect (`returns 500` / `returns 400`);
+        // one title naming only a status the other names too (`500 instead of 400` / `should
+        // return 400`) is not, nor is the status answered on one side and the one expected on
+        // the other (`returns 500` / `should return 409`).
         let within = |x: &[u16], y: &[u16]| x.iter().all(|c| y.contains(c));
-        if !sa.is_empty() && !sb.is_empty() && !within(&sa, &sb) && !within(&sb, &sa) {
+        let clash =
+            |x: &[u16], y: &[u16]| !x.is_empty() && !y.is_empty() && !within(x, y) && !within(y, x);
+        if clash(&roles_a.0, &roles_b.0) || clash(&roles_a.1, &roles_b.1) {
             return Decision::DifferentStatus;
         }
         let shares_identifier = any_related(&ta.identifiers, &tb.identifiers);
@@ -482,6 +498,8 @@ struct Title {
     identifier_words: std::collections::HashMap<String, Vec<String>>,
     /// Every word, lower-cased, as written.
     raw_words: Vec<String>,
+    /// The title as written, lower-cased, prefixes stripped (`n+1 query in …`).
+    text: String,
 }
 
 impl Title {
@@ -549,6 +567,7 @@ impl Title {
             identifiers,
             identifier_words,
             raw_words,
+            text: text.to_lowercase(),
         }
     }
 
@@ -556,6 +575,19 @@ impl Title {
     /// term keeps a terse title similar to its longer rewording.
     /// Similarity of the words that describe the defect: sub-words of identifiers both titles
     /// name are location, not defect, and are left out.
+    /// The text of the first `n` words as written (`N+1 query`, where the words are `n`, `1`,
+    /// `query`).
+    fn start(&self, n: usize) -> &str {
+        let mut end = 0;
+        for w in &self.words[..n.min(self.words.len())] {
+            match self.text[end..].find(w.as_str()) {
+                Some(i) => end += i + w.len(),
+                None => break,
+            }
+        }
+        &self.text[..end]
+    }
+
     pub fn defect_similarity(&self, other: &Title) -> f64 {
         let shared: HashSet<String> = self
             .identifiers
@@ -855,8 +887,7 @@ fn different_requirement(a: &Title, b: &Title) -> bool {
     }
     // A shared start that names the kind of defect (`Open redirect via …` / `Open redirect:
     // …`) is not a shared subject; `No test for …` names what is missing after it.
-    let start = a.words[..prefix].join(" ");
-    if super::concepts::of(&start)
+    if super::concepts::of(a.start(prefix))
         .iter()
         .any(|c| super::concepts::decisive(c) && *c != "coverage")
     {
@@ -882,6 +913,43 @@ fn different_requirement(a: &Title, b: &Title) -> bool {
     let shared = ta.intersection(&tb).count();
     let (only_a, only_b) = (ta.len() - shared, tb.len() - shared);
     only_a > 0 && only_b > 0 && shared <= only_a.min(only_b)
+}
+
+/// The quoted strings of a title (`'…'`, `"…"`, `‘…’`, `“…”`), lower-cased: a quote opens after
+/// a blank, `(` or the start and closes before a blank, punctuation or the end, so an
+/// apostrophe inside a word (`doesn't`) opens nothing.
+fn quoted(title: &str) -> Vec<String> {
+    let chars: Vec<char> = title.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let close = match chars[i] {
+            '\'' => '\'',
+            '"' => '"',
+            '‘' => '’',
+            '“' => '”',
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let opens = i == 0 || chars[i - 1].is_whitespace() || chars[i - 1] == '(';
+        let end = (i + 1..chars.len()).find(|&j| {
+            chars[j] == close
+                && chars
+                    .get(j + 1)
+                    .is_none_or(|c| c.is_whitespace() || c.is_ascii_punctuation())
+        });
+        match end {
+            Some(j) if opens && j > i + 1 => {
+                let text: String = chars[i + 1..j].iter().collect();
+                out.push(text.trim().to_lowercase());
+                i = j + 1;
+            }
+            _ => i += 1,
+        }
+    }
+    out
 }
 
 /// Whether two word sequences differ in exactly one slot of one or two words on each side (the
@@ -1543,6 +1611,101 @@ mod tests {
         assert!(
             matches!(d, Decision::Substitution | Decision::DifferentStatus),
             "{d:?}"
+        );
+    }
+
+    #[test]
+    fn quoted_tests_written_kinds_and_statuses_by_role() {
+        let m = Matcher::default();
+        use IssueType::{AcceptanceCriteria, E2eTest, Performance};
+        // Two tests quoted by name are two tests; a quoted message and a word quoted inside it
+        // are not two names.
+        let spec = "e2e/checkout.spec.ts";
+        assert!(!m.same(
+            typed(
+                "e2e 'removes an item from the cart' is failing",
+                E2eTest,
+                spec,
+                30
+            ),
+            typed(
+                "e2e 'empties the cart after payment' is failing",
+                E2eTest,
+                spec,
+                34
+            ),
+        ));
+        let go = "db/migrate_test.go";
+        assert!(m.same(
+            typed(
+                "Migration test fails: table \"orders\" already exists",
+                IssueType::IntegrationTest,
+                go,
+                40
+            ),
+            typed(
+                "Migration test still fails with 'table \"orders\" already exists'",
+                IssueType::IntegrationTest,
+                go,
+                42
+            ),
+        ));
+        assert_eq!(
+            quoted(
+                "Test fails with 'relation \"orders\" already exists' (doesn't run the users' seeds)"
+            ),
+            ["relation \"orders\" already exists"]
+        );
+        // A kind of defect written with symbols (`N+1`) at the shared start is no shared
+        // subject.
+        let rb = "app/controllers/invoices_controller.rb";
+        assert!(m.same(
+            typed(
+                "N+1 query when rendering invoice lines in InvoicesController#index",
+                Performance,
+                rb,
+                12
+            ),
+            typed(
+                "N+1 query still there when invoices are listed with their lines",
+                Performance,
+                rb,
+                14
+            ),
+        ));
+        // The status answered on one side and the one expected on the other are one defect;
+        // two answered statuses are two.
+        let api = "src/routes/accounts.ts";
+        assert!(m.same(
+            typed(
+                "Creating an account with a taken handle returns 500",
+                AcceptanceCriteria,
+                api,
+                20
+            ),
+            typed(
+                "Creating an account with a taken handle should return 409",
+                AcceptanceCriteria,
+                api,
+                22
+            ),
+        ));
+        assert_eq!(
+            m.decide(
+                typed(
+                    "Creating an account with a taken handle returns 500",
+                    AcceptanceCriteria,
+                    api,
+                    20
+                ),
+                typed(
+                    "Creating an account with a taken handle still returns 400",
+                    AcceptanceCriteria,
+                    api,
+                    22
+                ),
+            ),
+            Decision::DifferentStatus
         );
     }
 }
