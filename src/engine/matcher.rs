@@ -176,42 +176,33 @@ impl Matcher {
 
     /// The decision with its reason.
     pub fn decide(&self, a: IssueKey<'_>, b: IssueKey<'_>) -> Decision {
+        self.decide_prepared(&Prepared::new(a), &Prepared::new(b))
+    }
+
+    /// The decision on two issues prepared once each (comparing every issue with every earlier
+    /// one reads each title once, not once per pair).
+    pub fn decide_prepared(&self, pa: &Prepared<'_>, pb: &Prepared<'_>) -> Decision {
+        let (a, b) = (pa.key, pb.key);
         let file_relation = file_relation(a.file, b.file);
         if file_relation == FileRelation::Different {
             return Decision::DifferentFile;
         }
-        let ta = Title::new(a.title, a.file);
-        let tb = Title::new(b.title, b.file);
-        // Library calls that name the defect (`console.log`, `checked_mul`, `after_commit`)
-        // say nothing about which code it is in; nor does a class or module named on one side
-        // (`PaymentService`) against one of its members on the other (`ChargeAsync`).
-        let code = |t: &Title| -> HashSet<String> {
-            t.identifiers
-                .iter()
-                .filter(|i| !super::concepts::is_mark(i) && !is_container(i))
-                .cloned()
-                .collect()
-        };
-        let (ia, ib) = (code(&ta), code(&tb));
-        let in_tests = [a, b].iter().any(|k| {
-            matches!(
-                k.kind,
-                Some(IssueType::UnitTest | IssueType::IntegrationTest | IssueType::E2eTest)
-            ) || k.file.is_some_and(is_test_file)
-        });
+        let (ta, tb) = (&pa.title, &pb.title);
+        let (ia, ib) = (&pa.code, &pb.code);
+        let in_tests = pa.in_tests || pb.in_tests;
         // Within a few lines of one file, a method and a call in it are one place (two tests
         // are two tests, however close).
         let same_place = !in_tests
             && file_relation == FileRelation::Same
             && matches!((a.line, b.line), (Some(x), Some(y)) if x.abs_diff(y) <= SAME_PLACE_LINES);
-        if !same_place && !ia.is_empty() && !ib.is_empty() && !any_related(&ia, &ib) {
+        if !same_place && !ia.is_empty() && !ib.is_empty() && !any_related(ia, ib) {
             return Decision::DifferentIdentifiers;
         }
         // Test runners name tests by quoted strings (`it('applies a valid coupon')`): two
         // tests quoted by name, none in common (nor one inside the other, as a quoted message
         // and a word quoted in it), are two tests.
         if in_tests {
-            let (qa, qb) = (quoted(a.title), quoted(b.title));
+            let (qa, qb) = (&pa.quoted, &pb.quoted);
             let overlap = |x: &String| {
                 qb.iter()
                     .any(|y| x.contains(y.as_str()) || y.contains(x.as_str()))
@@ -223,23 +214,20 @@ impl Matcher {
         // The same wrong status for the same expected one (`200 instead of 201` / `should
         // return 201, still 200`) names the defect as precisely as a kind of defect does, in
         // whatever words and order the rest of the title comes.
-        let (roles_a, roles_b) = (
-            super::concepts::status_roles(a.title),
-            super::concepts::status_roles(b.title),
-        );
-        let same_statuses = super::concepts::status_codes(a.title).len() >= 2 && roles_a == roles_b;
-        let (na, nb) = (criterion_numbers(a.title), criterion_numbers(b.title));
-        if !same_statuses && different_requirement(&ta, &tb)
+        let (roles_a, roles_b) = (&pa.roles, &pb.roles);
+        let same_statuses = pa.statuses_named >= 2 && roles_a == roles_b;
+        let (na, nb) = (&pa.criteria, &pb.criteria);
+        if !same_statuses && different_requirement(ta, tb)
             || !na.is_empty() && !nb.is_empty() && na != nb
         {
             return Decision::Substitution;
         }
-        if let (Some(x), Some(y)) = (endpoint(a.title), endpoint(b.title))
+        if let (Some(x), Some(y)) = (&pa.endpoint, &pb.endpoint)
             && x != y
         {
             return Decision::DifferentIdentifiers;
         }
-        if same_failing_test(&ta, &tb, in_tests) {
+        if same_failing_test(ta, tb, in_tests) {
             return Decision::SameFailingTest;
         }
         if !same_statuses && is_substitution(&ta.sequence, &tb.sequence) {
@@ -265,11 +253,11 @@ impl Matcher {
         {
             return Decision::FarApart;
         }
-        let (ca, cb) = (super::concepts::of(a.title), super::concepts::of(b.title));
+        let (ca, cb) = (&pa.concepts, &pb.concepts);
         let shared: Vec<&'static str> = ca.iter().filter(|c| cb.contains(c)).copied().collect();
         let decisive = same_statuses || shared.iter().any(|c| super::concepts::decisive(c));
         let specific = |cs: &[&str]| cs.iter().any(|c| super::concepts::decisive(c));
-        if specific(&ca) && specific(&cb) && !decisive && !super::concepts::related(&ca, &cb) {
+        if specific(ca) && specific(cb) && !decisive && !super::concepts::related(ca, cb) {
             return Decision::DifferentConcepts;
         }
         // One specific kind of defect in one file is one problem.
@@ -278,9 +266,9 @@ impl Matcher {
         {
             return Decision::SameKindInFile(kind);
         }
-        let mut similarity = ta.defect_similarity(&tb);
+        let mut similarity = ta.defect_similarity(tb);
         let mut bar = self.threshold - location_bonus(file_relation, a.line, b.line);
-        if specific(&ca) != specific(&cb) {
+        if specific(ca) != specific(cb) {
             // One names a kind of defect, the other does not name it.
             bar += ONE_SIDED_CONCEPT;
         }
@@ -302,9 +290,8 @@ impl Matcher {
         // Titles are short; the reviewer's description and fix say more of the same defect in
         // more words. Only where no structural rule told the two apart, both issues are
         // described, and against the same bar.
-        if a.has_detail() && b.has_detail() {
-            let whole =
-                Title::new(&a.whole(), a.file).defect_similarity(&Title::new(&b.whole(), b.file));
+        if let (Some(wa), Some(wb)) = (pa.whole(), pb.whole()) {
+            let whole = wa.defect_similarity(wb);
             if whole + 1e-9 >= bar {
                 return Decision::SameInDetail {
                     similarity: whole,
@@ -313,6 +300,68 @@ impl Matcher {
             }
         }
         Decision::Dissimilar { similarity, bar }
+    }
+}
+
+/// One issue with everything the matcher reads from it alone, computed once.
+pub struct Prepared<'a> {
+    key: IssueKey<'a>,
+    title: Title,
+    /// The code its title names: library calls that name the defect (`console.log`,
+    /// `checked_mul`, `after_commit`) say nothing about which code it is in; nor does a class
+    /// or module named on one side (`PaymentService`) against one of its members on the other
+    /// (`ChargeAsync`).
+    code: HashSet<String>,
+    /// A test issue, or an issue in a test file.
+    in_tests: bool,
+    quoted: Vec<String>,
+    /// Statuses answered and expected.
+    roles: (Vec<u16>, Vec<u16>),
+    /// How many statuses the title names (each mention).
+    statuses_named: usize,
+    criteria: Vec<u32>,
+    endpoint: Option<String>,
+    concepts: Vec<&'static str>,
+    /// Title, description and fix read together, when the issue is described (built when
+    /// first needed).
+    whole: std::cell::OnceCell<Option<Title>>,
+}
+
+impl<'a> Prepared<'a> {
+    pub fn new(key: IssueKey<'a>) -> Self {
+        let title = Title::new(key.title, key.file);
+        let code = title
+            .identifiers
+            .iter()
+            .filter(|i| !super::concepts::is_mark(i) && !is_container(i))
+            .cloned()
+            .collect();
+        Prepared {
+            key,
+            code,
+            title,
+            in_tests: matches!(
+                key.kind,
+                Some(IssueType::UnitTest | IssueType::IntegrationTest | IssueType::E2eTest)
+            ) || key.file.is_some_and(is_test_file),
+            quoted: quoted(key.title),
+            roles: super::concepts::status_roles(key.title),
+            statuses_named: super::concepts::status_codes(key.title).len(),
+            criteria: criterion_numbers(key.title),
+            endpoint: endpoint(key.title),
+            concepts: super::concepts::of(key.title),
+            whole: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn whole(&self) -> Option<&Title> {
+        self.whole
+            .get_or_init(|| {
+                self.key
+                    .has_detail()
+                    .then(|| Title::new(&self.key.whole(), self.key.file))
+            })
+            .as_ref()
     }
 }
 

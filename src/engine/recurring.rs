@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::matcher::{IssueKey, Matcher};
+use super::matcher::{IssueKey, Matcher, Prepared};
 
 /// One issue of one iteration, as the grouping sees it.
 #[derive(Debug, Clone, Copy)]
@@ -85,6 +85,8 @@ pub fn find_recurring(
     threshold: u32,
 ) -> Vec<RecurringIssue> {
     let n = occurrences.len();
+    // Each issue is read once; every pair then compares what was read.
+    let prepared: Vec<Prepared<'_>> = occurrences.iter().map(|o| Prepared::new(o.key)).collect();
     let mut parent: Vec<usize> = (0..n).collect();
     fn root(parent: &mut [usize], mut i: usize) -> usize {
         while parent[i] != i {
@@ -113,7 +115,7 @@ pub fn find_recurring(
             if earlier.iteration >= cur.iteration {
                 continue;
             }
-            let decision = matcher.decide(earlier.key, cur.key);
+            let decision = matcher.decide_prepared(&prepared[i], &prepared[j]);
             if decision.is_same() {
                 let (a, b) = (root(&mut parent, i), root(&mut parent, j));
                 if a != b {
