@@ -137,7 +137,7 @@ pub fn read_issues(v: &Value, field: &str, warnings: &mut Vec<String>) -> Vec<Hi
             .iter()
             .enumerate()
             .filter_map(|(n, v)| {
-                let issue = read_issue(v, n);
+                let issue = read_issue(v, n, &format!("{field}[{n}]"), warnings);
                 if issue.is_none() {
                     warnings.push(format!(
                         "`{field}[{n}]` has no `title` (or `description`): skipped"
@@ -155,7 +155,7 @@ pub fn read_issues(v: &Value, field: &str, warnings: &mut Vec<String>) -> Vec<Hi
 
 /// One issue: qa-loop's keys, or Auto-Claude's (`location` "file:line", `fix_required`, a
 /// severity word as the `type`; `apps/backend/prompts/qa_reviewer.md`, PHASE 9).
-fn read_issue(v: &Value, n: usize) -> Option<HistoryIssue> {
+fn read_issue(v: &Value, n: usize, path: &str, warnings: &mut Vec<String>) -> Option<HistoryIssue> {
     let o = v.as_object()?;
     let s = |k: &str| {
         o.get(k)
@@ -164,12 +164,16 @@ fn read_issue(v: &Value, n: usize) -> Option<HistoryIssue> {
             .map(str::to_string)
     };
     let title = s("title").or_else(|| s("description"))?;
-    let (mut file, mut line) = (
-        s("file"),
-        o.get("line")
-            .and_then(Value::as_u64)
-            .and_then(|l| u32::try_from(l).ok()),
-    );
+    let mut line = None;
+    if let Some(v) = o.get("line").filter(|v| !v.is_null()) {
+        line = v.as_u64().and_then(|l| u32::try_from(l).ok());
+        if line.is_none() {
+            warnings.push(format!(
+                "`{path}.line` is {v}, not a line number: read without a line"
+            ));
+        }
+    }
+    let mut file = s("file");
     if file.is_none()
         && let Some(loc) = s("location")
     {
@@ -213,7 +217,8 @@ mod tests {
             {"status": "rejected", "summary": "still failing", "issues": [
                 {"id": "Q7", "title": "Query still formatted", "type": "security", "severity": "high",
                  "file": "app/db.py", "line": 44, "description": "f-string", "fix": "bind", "recurs": "I3.Q1"},
-                {"type": "security"}
+                {"type": "security"},
+                {"title": "Line as text", "line": "12"}
             ], "reviewed_head": "not-a-sha"}
         ]);
         let mut warnings = Vec::new();
@@ -227,7 +232,8 @@ mod tests {
             warnings,
             [
                 "`qa_iteration_history[1]` is not an object: skipped",
-                "`qa_iteration_history[2].issues[1]` has no `title` (or `description`): skipped"
+                "`qa_iteration_history[2].issues[1]` has no `title` (or `description`): skipped",
+                "`qa_iteration_history[2].issues[2].line` is \"12\", not a line number: read without a line"
             ]
         );
         let ac = &entries[0].issues[0];
