@@ -28,6 +28,11 @@ fn targets() -> Vec<(&'static str, Vec<&'static str>, Target)> {
         ),
         ("plan", vec!["tests/fixtures/malformed"], plan),
         (
+            "status",
+            vec!["tests/fixtures/fuzz/status", "tests/fixtures/malformed"],
+            status,
+        ),
+        (
             "spec",
             vec!["examples/quickstart/spec.md", "tests/fixtures/malformed"],
             spec,
@@ -74,6 +79,31 @@ fn plan(data: &[u8]) {
         Path::new("implementation_plan.json"),
         &String::from_utf8_lossy(data),
     );
+}
+
+/// A plan's history read back and every issue compared with every earlier one (`qa-loop
+/// status` on a pull request's plan).
+fn status(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let matcher = qa_loop::engine::matcher::Matcher::default();
+    let path = Path::new("implementation_plan.json");
+    let _ = qa_loop::report::status::from_text(path, &text, &matcher, 2);
+    // Most mutations are not JSON: the input's two halves also go in as the titles and
+    // descriptions of two issues, so the matcher meets arbitrary text.
+    let half = text
+        .char_indices()
+        .nth(text.chars().count() / 2)
+        .map_or(text.len(), |(i, _)| i);
+    let (a, b) = text.split_at(half);
+    let issue = |title: &str, description: &str, line: u32| {
+        serde_json::json!({"title": title, "description": description, "fix": title,
+                           "type": "unit_test", "file": "src/lib.rs", "line": line})
+    };
+    let plan = serde_json::json!({"qa_iteration_history": [
+        {"iteration": 1, "issues": [issue(a, b, 10)]},
+        {"iteration": 2, "issues": [issue(b, a, 12), issue(a, a, 14)]}
+    ]});
+    let _ = qa_loop::report::status::from_text(path, &plan.to_string(), &matcher, 2);
 }
 
 fn spec(data: &[u8]) {

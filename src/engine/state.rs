@@ -303,7 +303,9 @@ impl Engine {
     }
 
     fn next_iteration(&self) -> u32 {
-        self.history.last().map_or(1, |r| r.iteration + 1)
+        self.history
+            .last()
+            .map_or(1, |r| r.iteration.saturating_add(1))
     }
 
     /// Problems seen in `recurring_threshold` or more iterations so far.

@@ -97,7 +97,7 @@ pub fn read(
             warnings.push(format!("`{path}` is not an object: skipped"));
             continue;
         }
-        let next = out.last().map_or(1, |l| l.iteration + 1);
+        let next = out.last().map_or(1, |l| l.iteration.saturating_add(1));
         let iteration = match e.get("iteration") {
             None => next,
             Some(v) => match v.as_u64().and_then(|n| u32::try_from(n).ok()) {
@@ -266,5 +266,9 @@ mod tests {
         assert_eq!(entries[1].summary, "still failing");
         assert_eq!(entries[1].reviewed_head, None);
         assert!(read(Some(&json!({})), "history", &mut warnings).is_err());
+        // The numbering cannot overflow.
+        let last = json!([{"iteration": u32::MAX}, {"status": "rejected"}]);
+        let entries = read(Some(&last), "history", &mut warnings).unwrap();
+        assert_eq!(entries[1].iteration, u32::MAX);
     }
 }
