@@ -518,7 +518,7 @@ fn status_joins_issues_by_their_descriptions_and_fixes() {
             .any(|l| l["by"] == "matcher"
                 && l["reason"]
                     .as_str()
-                    .is_some_and(|r| r.starts_with("title, description and fix together"))),
+                    .is_some_and(|r| r.contains("with description and fix"))),
         "{v:#}"
     );
 }

@@ -12,16 +12,21 @@
 //!    `unicode` input, `negative` vs `zero` amount) name a different case of the same check.
 //! 4. **Opposite symptoms** (`accepts`/`rejects`, `too short`/`too long`, `first`/`last`) are
 //!    different defects.
-//! 5. **Title similarity** (normalised content words, light stemming, identifiers split into
-//!    sub-words) must reach a bar that is lowered by location evidence (same file, nearby line)
-//!    and raised when the issue types belong to different families.
+//! 5. **Weighed evidence**, when no structural rule (these and others below) told the two
+//!    apart: the similarity of the titles' defect words (normalised content words, light
+//!    stemming, identifiers split into sub-words) and of title, description and fix together,
+//!    each measured against a bar, and where the two sit in one file, weighed by a logistic
+//!    model into the likelihood that they are one problem (joined at 0.5 or more).
 //!
 //! The bar starts at the configured similarity threshold (default 0.8), drops by 0.1 when a file
 //! is missing on one side, and in one file by 0.35 with lines more than 30 apart, 0.5 without
-//! lines and 0.65 for lines within 30 of each other; identifiers both titles name are location,
-//! not defect words, and do not count towards similarity. Labelled pairs live in
-//! `tests/fixtures/recurring_pairs*.json` (tuned on the split sets' `tune` parts, measured on
-//! their `heldout` parts); `tests/recurring_matcher.rs` prints the figures.
+//! lines and 0.65 for lines within 30 of each other, and moves with the kinds of defect and
+//! issue types; identifiers both titles name are location, not defect words, and do not count
+//! towards similarity. A higher threshold raises the bar and so lowers every likelihood. The
+//! model's [`WEIGHTS`] are fitted on the `tune` parts of the labelled pairs in
+//! `tests/fixtures/recurring_pairs*.json` only and measured on their `heldout` parts;
+//! `tests/recurring_matcher.rs` refits the weights (failing when they differ from these) and
+//! prints the figures.
 
 use std::collections::HashSet;
 
@@ -68,19 +73,12 @@ impl<'a> From<&'a Issue> for IssueKey<'a> {
 /// Why two issues were judged the same or different (for reports and debugging).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Decision {
-    Same {
-        similarity: f64,
-        bar: f64,
-    },
+    /// No structural rule told the two apart, and the weighed evidence says one problem.
+    Same(Weighed),
     /// Both titles name one test and say it fails.
     SameFailingTest,
     /// Both name one specific kind of defect (a CWE, a lint rule) in one file.
     SameKindInFile(&'static str),
-    /// The titles alone fall short, but title, description and fix together reach the bar.
-    SameInDetail {
-        similarity: f64,
-        bar: f64,
-    },
     DifferentFile,
     DifferentIdentifiers,
     Substitution,
@@ -92,10 +90,10 @@ pub enum Decision {
     FarApart,
     /// Both name a kind of defect (CWE, linter rule) and the kinds differ.
     DifferentConcepts,
-    Dissimilar {
-        similarity: f64,
-        bar: f64,
-    },
+    /// No defect word in common, in the titles nor in the descriptions.
+    NothingInCommon,
+    /// No structural rule told the two apart, and the weighed evidence says two problems.
+    Dissimilar(Weighed),
 }
 
 /// What one file adds to the location bonus (see [`location_bonus`]).
@@ -116,26 +114,26 @@ impl Decision {
     pub fn is_same(&self) -> bool {
         matches!(
             self,
-            Decision::Same { .. }
-                | Decision::SameFailingTest
-                | Decision::SameKindInFile(_)
-                | Decision::SameInDetail { .. }
+            Decision::Same(_) | Decision::SameFailingTest | Decision::SameKindInFile(_)
         )
+    }
+
+    /// The weighed evidence, when no structural rule decided.
+    pub fn weighed(&self) -> Option<&Weighed> {
+        match self {
+            Decision::Same(w) | Decision::Dissimilar(w) => Some(w),
+            _ => None,
+        }
     }
 
     /// Why, in words a user can check against the two titles.
     pub fn reason(&self) -> String {
         match self {
-            Decision::Same { similarity, bar } => format!(
-                "title similarity {similarity:.2} reaches {bar:.2} (the bar after location and kind of defect)"
-            ),
+            Decision::Same(w) | Decision::Dissimilar(w) => w.reason(),
             Decision::SameFailingTest => "both name one failing test".to_string(),
             Decision::SameKindInFile(kind) => {
                 format!("both name one kind of defect ({kind}) in one file")
             }
-            Decision::SameInDetail { similarity, bar } => format!(
-                "title, description and fix together: similarity {similarity:.2} reaches {bar:.2}"
-            ),
             Decision::DifferentFile => "different files".to_string(),
             Decision::DifferentIdentifiers => "different code identifiers or endpoints".to_string(),
             Decision::Substitution => "another case or requirement of one subject".to_string(),
@@ -143,30 +141,33 @@ impl Decision {
             Decision::DifferentStatus => "different HTTP statuses".to_string(),
             Decision::FarApart => format!("more than {FAR_LINES} lines apart in one file"),
             Decision::DifferentConcepts => "different kinds of defect".to_string(),
-            Decision::Dissimilar { similarity, bar } => {
-                format!("title similarity {similarity:.2} below {bar:.2}")
+            Decision::NothingInCommon => {
+                "no defect word in common (titles, descriptions and fixes)".to_string()
             }
         }
     }
 }
 
-/// The matcher, parameterised by the similarity threshold (`--similarity-threshold`).
+/// The matcher, parameterised by the similarity threshold (`--similarity-threshold`) and the
+/// weights of its weighed decision ([`WEIGHTS`]; others only to measure how fitting generalises).
 #[derive(Debug, Clone, Copy)]
 pub struct Matcher {
     pub threshold: f64,
+    pub weights: Weights,
 }
 
 impl Default for Matcher {
     fn default() -> Self {
-        Matcher {
-            threshold: crate::config::settings::defaults::SIMILARITY_THRESHOLD,
-        }
+        Matcher::new(crate::config::settings::defaults::SIMILARITY_THRESHOLD)
     }
 }
 
 impl Matcher {
     pub fn new(threshold: f64) -> Self {
-        Matcher { threshold }
+        Matcher {
+            threshold,
+            weights: WEIGHTS,
+        }
     }
 
     /// Whether `a` and `b` are the same problem.
@@ -283,24 +284,245 @@ impl Matcher {
             (Some(x), Some(y)) if x != y && x.family() != y.family() => bar += 0.1,
             _ => {}
         }
-        // Rounding must not decide (0.2 against a bar of 0.2000…04).
-        if similarity + 1e-9 >= bar {
-            return Decision::Same { similarity, bar };
-        }
         // Titles are short; the reviewer's description and fix say more of the same defect in
-        // more words. Only where no structural rule told the two apart, both issues are
-        // described, and against the same bar.
-        if let (Some(wa), Some(wb)) = (pa.whole(), pb.whole()) {
-            let whole = wa.defect_similarity(wb);
-            if whole + 1e-9 >= bar {
-                return Decision::SameInDetail {
-                    similarity: whole,
-                    bar,
-                };
+        // more words, when both issues are described.
+        let detail = match (pa.whole(), pb.whole()) {
+            (Some(wa), Some(wb)) => Some(wa.defect_similarity(wb)),
+            _ => None,
+        };
+        // No defect word in common in the titles, nor in the descriptions when there are any:
+        // nothing but the place, which many problems share.
+        if similarity == 0.0 && detail.is_none_or(|d| d == 0.0) {
+            return Decision::NothingInCommon;
+        }
+        let evidence = Evidence {
+            similarity,
+            detail,
+            bar,
+            place: Place::of(file_relation, a.line, b.line),
+        };
+        let weighed = Weighed {
+            evidence,
+            likelihood: self.weights.likelihood(&evidence),
+        };
+        if weighed.likelihood >= 0.5 {
+            Decision::Same(weighed)
+        } else {
+            Decision::Dissimilar(weighed)
+        }
+    }
+}
+
+/// Where two issues of one problem-to-be sit relative to each other, as the weighed decision
+/// reads it (issues in two different files never get that far).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// A file is missing on one side.
+    FileUnknown,
+    /// One file, a line missing on one side.
+    SameFile,
+    /// One file, lines at most 10 apart.
+    Within10,
+    /// One file, lines 11 to 30 apart.
+    Within30,
+    /// One file, lines further apart (more than [`FAR_LINES`] only when the titles share an
+    /// identifier).
+    Beyond30,
+}
+
+impl Place {
+    pub const ALL: [Place; 5] = [
+        Place::FileUnknown,
+        Place::SameFile,
+        Place::Within10,
+        Place::Within30,
+        Place::Beyond30,
+    ];
+
+    fn of(file: FileRelation, a: Option<u32>, b: Option<u32>) -> Place {
+        match (file, a, b) {
+            (FileRelation::Same, Some(x), Some(y)) if x.abs_diff(y) <= SAME_PLACE_LINES => {
+                Place::Within10
+            }
+            (FileRelation::Same, Some(x), Some(y)) if x.abs_diff(y) <= 30 => Place::Within30,
+            (FileRelation::Same, Some(_), Some(_)) => Place::Beyond30,
+            (FileRelation::Same, _, _) => Place::SameFile,
+            _ => Place::FileUnknown,
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Place::FileUnknown => "no file on one side",
+            Place::SameFile => "one file",
+            Place::Within10 => "one file, within 10 lines",
+            Place::Within30 => "one file, within 30 lines",
+            Place::Beyond30 => "one file, more than 30 lines apart",
+        }
+    }
+}
+
+/// What the weighed decision reads, once no structural rule has told two issues apart.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Evidence {
+    /// Similarity of the titles' defect words (a shared kind of defect counts as a shared word).
+    pub similarity: f64,
+    /// The same of title, description and fix together, when both issues are described.
+    pub detail: Option<f64>,
+    /// The similarity threshold after location, kinds of defect and issue types.
+    pub bar: f64,
+    pub place: Place,
+}
+
+impl Evidence {
+    /// The inputs of the logistic model, in the order of [`Weights::w`]: title and detail
+    /// similarity each measured against the bar, whether both are described, the place (one
+    /// input per place but the first, which is the reference), and a constant.
+    pub fn inputs(&self) -> [f64; INPUTS] {
+        let mut x = [0.0; INPUTS];
+        x[0] = self.similarity - self.bar;
+        if let Some(d) = self.detail {
+            x[1] = d - self.bar;
+            x[2] = 1.0;
+        }
+        if let Some(i) = Place::ALL.iter().position(|p| *p == self.place)
+            && i > 0
+        {
+            x[2 + i] = 1.0;
+        }
+        x[INPUTS - 1] = 1.0;
+        x
+    }
+}
+
+/// How many inputs [`Evidence::inputs`] gives: two similarities, described, four places, a
+/// constant.
+pub const INPUTS: usize = 8;
+
+/// The weighed decision: how likely two issues are one problem, from [`Evidence`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Weighed {
+    pub evidence: Evidence,
+    pub likelihood: f64,
+}
+
+impl Weighed {
+    /// `title similarity 0.45, with description and fix 0.38, against a bar of 0.15; one file,
+    /// within 10 lines: one problem at 0.81`.
+    fn reason(&self) -> String {
+        let e = &self.evidence;
+        let detail = e
+            .detail
+            .map(|d| format!(", with description and fix {d:.2}"))
+            .unwrap_or_default();
+        let verdict = if self.likelihood >= 0.5 {
+            "one problem"
+        } else {
+            "two problems"
+        };
+        format!(
+            "title similarity {:.2}{detail}, against a bar of {:.2} (after location and kind of defect); {}: {verdict} at {:.2}",
+            e.similarity,
+            e.bar,
+            e.place.describe(),
+            if self.likelihood >= 0.5 {
+                self.likelihood
+            } else {
+                1.0 - self.likelihood
+            }
+        )
+    }
+}
+
+/// The weights of a logistic model over [`Evidence::inputs`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Weights {
+    pub w: [f64; INPUTS],
+}
+
+/// Fitted on the `tune` parts of the labelled sets only (never a `heldout` part), by
+/// [`Weights::fit`]; `tests/recurring_matcher.rs` refits them and fails when these differ.
+pub const WEIGHTS: Weights = Weights {
+    w: [
+        1.4493, 2.5505, -0.2858, 0.2714, -1.0701, -3.0769, -2.6499, 2.7299,
+    ],
+};
+
+impl Weights {
+    pub fn likelihood(&self, evidence: &Evidence) -> f64 {
+        let x = evidence.inputs();
+        let z: f64 = self.w.iter().zip(x).map(|(w, x)| w * x).sum();
+        1.0 / (1.0 + (-z).exp())
+    }
+
+    /// A logistic regression with an L2 penalty of `lambda` on every weight but the constant,
+    /// by Newton's method (deterministic: the same samples give the same weights).
+    pub fn fit(samples: &[(Evidence, bool)], lambda: f64) -> Weights {
+        let mut w = [0.0; INPUTS];
+        for _ in 0..100 {
+            let mut grad = [0.0; INPUTS];
+            let mut hess = [[0.0; INPUTS]; INPUTS];
+            for (i, g) in grad.iter_mut().enumerate().take(INPUTS - 1) {
+                *g = lambda * w[i];
+                hess[i][i] = lambda;
+            }
+            for (e, same) in samples {
+                let x = e.inputs();
+                let z: f64 = w.iter().zip(x).map(|(w, x)| w * x).sum();
+                let p = 1.0 / (1.0 + (-z).exp());
+                let y = if *same { 1.0 } else { 0.0 };
+                for i in 0..INPUTS {
+                    grad[i] += (p - y) * x[i];
+                    for j in 0..INPUTS {
+                        hess[i][j] += p * (1.0 - p) * x[i] * x[j];
+                    }
+                }
+            }
+            let step = solve(hess, grad);
+            let mut largest: f64 = 0.0;
+            for i in 0..INPUTS {
+                w[i] -= step[i];
+                largest = largest.max(step[i].abs());
+            }
+            if largest < 1e-10 {
+                break;
             }
         }
-        Decision::Dissimilar { similarity, bar }
+        Weights { w }
     }
+}
+
+/// `a x = b` by Gaussian elimination with partial pivoting (`a` is a positive definite Hessian
+/// plus a penalty; an input no sample sets keeps a zero column but for the penalty, and the
+/// constant's column is never zero).
+fn solve(mut a: [[f64; INPUTS]; INPUTS], mut b: [f64; INPUTS]) -> [f64; INPUTS] {
+    for col in 0..INPUTS {
+        let pivot = (col..INPUTS)
+            .max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))
+            .unwrap_or(col);
+        a.swap(col, pivot);
+        b.swap(col, pivot);
+        if a[col][col].abs() < 1e-12 {
+            continue;
+        }
+        let pivot_row = a[col];
+        for row in col + 1..INPUTS {
+            let f = a[row][col] / pivot_row[col];
+            for (cell, p) in a[row].iter_mut().zip(pivot_row).skip(col) {
+                *cell -= f * p;
+            }
+            b[row] -= f * b[col];
+        }
+    }
+    let mut x = [0.0; INPUTS];
+    for row in (0..INPUTS).rev() {
+        if a[row][row].abs() < 1e-12 {
+            continue;
+        }
+        let rest: f64 = (row + 1..INPUTS).map(|k| a[row][k] * x[k]).sum();
+        x[row] = (b[row] - rest) / a[row][row];
+    }
+    x
 }
 
 /// One issue with everything the matcher reads from it alone, computed once.
@@ -1614,7 +1836,17 @@ mod tests {
             ..b
         };
         let d = m.decide(a, b);
-        assert!(matches!(d, Decision::SameInDetail { .. }), "{d:?}");
+        assert!(
+            matches!(d, Decision::Same(w) if w.evidence.detail.is_some()),
+            "{d:?}"
+        );
+        // The titles alone would not have joined them: the descriptions did.
+        let untold = |k: IssueKey<'static>| IssueKey {
+            description: "",
+            fix: "",
+            ..k
+        };
+        assert!(!m.same(untold(a), untold(b)));
         // The loop's own issues carry both.
         let issue = |k: IssueKey<'_>| Issue {
             id: "Q1".into(),
@@ -1629,10 +1861,7 @@ mod tests {
         };
         let (ia, ib) = (issue(a), issue(b));
         assert_eq!(m.decide((&ia).into(), (&ib).into()), d);
-        assert!(
-            d.reason()
-                .starts_with("title, description and fix together")
-        );
+        assert!(d.reason().contains("with description and fix"), "{d:?}");
         // A structural rule the titles decide still wins: another case with another status is
         // another defect, whatever the descriptions share.
         let api = "src/routes/export.ts";
@@ -1661,6 +1890,105 @@ mod tests {
             matches!(d, Decision::Substitution | Decision::DifferentStatus),
             "{d:?}"
         );
+    }
+
+    #[test]
+    fn the_weighed_decision_reads_its_evidence_in_one_direction() {
+        let m = Matcher::default();
+        let at = |similarity: f64, detail: Option<f64>, place: Place| {
+            m.weights.likelihood(&Evidence {
+                similarity,
+                detail,
+                bar: 0.15,
+                place,
+            })
+        };
+        for place in Place::ALL {
+            // Descriptions that share more make two issues more alike.
+            assert!(at(0.2, Some(0.4), place) > at(0.2, Some(0.1), place));
+            for detail in [None, Some(0.1), Some(0.4)] {
+                // More words in common never make two issues less alike.
+                let mut last = 0.0;
+                for s in [0.0, 0.1, 0.3, 0.6, 1.0] {
+                    let l = at(s, detail, place);
+                    assert!(l >= last, "{place:?} {detail:?} {s}: {l} < {last}");
+                    last = l;
+                }
+            }
+            // The same title is one problem.
+            assert!(at(1.0, None, place) >= 0.5, "{place:?}");
+        }
+        // Nothing in common but the place: two problems, however close.
+        let f = Some("src/worker.py");
+        let (typo, env) = (
+            key("Typo in log message", f, Some(30)),
+            key(
+                "Retry count read from the wrong environment variable",
+                f,
+                Some(31),
+            ),
+        );
+        assert_eq!(m.decide(typo, env), Decision::NothingInCommon);
+        let described = |k: IssueKey<'static>, description| IssueKey { description, ..k };
+        assert_eq!(
+            m.decide(
+                described(typo, "The message says recieved."),
+                described(env, "RETRIES is ignored; RETRY_COUNT is read.")
+            ),
+            Decision::NothingInCommon
+        );
+        // A higher threshold raises the bar and never raises a likelihood.
+        let (a, b) = (
+            key(
+                "Cart total ignores discounts",
+                Some("src/cart.ts"),
+                Some(40),
+            ),
+            key(
+                "Discounts are not applied to the total",
+                Some("src/cart.ts"),
+                Some(44),
+            ),
+        );
+        let (lenient, strict) = (
+            Matcher::new(0.6).decide(a, b),
+            Matcher::new(0.95).decide(a, b),
+        );
+        let like = |d: Decision| d.weighed().map(|w| w.likelihood).unwrap();
+        assert!(like(lenient) > like(strict), "{lenient:?} {strict:?}");
+        assert!(m.decide(a, b).is_same());
+        assert!(m.decide(a, b).reason().ends_with(&format!(
+            "one file, within 10 lines: one problem at {:.2}",
+            like(m.decide(a, b))
+        )));
+    }
+
+    #[test]
+    fn fitting_finds_the_rule_its_samples_follow() {
+        // Samples labelled by one rule (the titles reach the bar) with a few against it: the
+        // fit weighs title similarity up and decides the rule's side on fresh evidence.
+        let sample = |similarity: f64, place: Place| Evidence {
+            similarity,
+            detail: None,
+            bar: 0.4,
+            place,
+        };
+        let mut samples = Vec::new();
+        for i in 0..=40 {
+            let s = f64::from(i) / 40.0;
+            for place in [Place::FileUnknown, Place::Within10] {
+                samples.push((sample(s, place), s >= 0.4));
+            }
+        }
+        samples.push((sample(0.9, Place::FileUnknown), false));
+        samples.push((sample(0.1, Place::Within10), true));
+        let w = Weights::fit(&samples, 1.0);
+        assert!(w.w[0] > 1.0, "{w:?}");
+        assert_eq!(Weights::fit(&samples, 1.0), w, "deterministic");
+        for place in [Place::FileUnknown, Place::Within10] {
+            assert!(w.likelihood(&sample(0.8, place)) > 0.5, "{w:?}");
+            assert!(w.likelihood(&sample(0.05, place)) < 0.5, "{w:?}");
+        }
     }
 
     #[test]
