@@ -268,7 +268,8 @@ impl Matcher {
             return Decision::SameKindInFile(kind);
         }
         let mut similarity = ta.defect_similarity(tb);
-        let mut bar = self.threshold - location_bonus(file_relation, a.line, b.line);
+        let place = Place::of(file_relation, a.line, b.line);
+        let mut bar = self.threshold - location_bonus(place);
         if specific(ca) != specific(cb) {
             // One names a kind of defect, the other does not name it.
             bar += ONE_SIDED_CONCEPT;
@@ -299,7 +300,7 @@ impl Matcher {
             similarity,
             detail,
             bar,
-            place: Place::of(file_relation, a.line, b.line),
+            place,
         };
         let weighed = Weighed {
             evidence,
@@ -621,13 +622,12 @@ fn normalise_path(p: &str) -> String {
 /// status, far apart, another kind of defect) have not told two issues of one file apart, a
 /// quarter of their defect words in common is enough (tuned on the `tune` part of the labelled
 /// pairs, where no pair of different defects of one file got that far with any word in common).
-fn location_bonus(file: FileRelation, a: Option<u32>, b: Option<u32>) -> f64 {
-    match (file, a, b) {
-        (FileRelation::Same, Some(x), Some(y)) if x.abs_diff(y) <= 30 => 0.4 + SAME_FILE,
-        (FileRelation::Same, Some(_), Some(_)) => 0.1 + SAME_FILE,
-        (FileRelation::Same, _, _) => 0.25 + SAME_FILE,
-        (FileRelation::Unknown, _, _) => 0.1,
-        (FileRelation::Different, _, _) => 0.0,
+fn location_bonus(place: Place) -> f64 {
+    match place {
+        Place::Within10 | Place::Within30 => 0.4 + SAME_FILE,
+        Place::Beyond30 => 0.1 + SAME_FILE,
+        Place::SameFile => 0.25 + SAME_FILE,
+        Place::FileUnknown => 0.1,
     }
 }
 
