@@ -523,6 +523,44 @@ fn status_joins_issues_by_their_descriptions_and_fixes() {
     );
 }
 
+/// `status` reads each issue's `file_lines` and scales line distances by it: an issue that
+/// moved down as the fixes grew the file is still one problem. Without
+/// the lengths its lines are as far apart as written (250 lines: two occurrences of one kind of
+/// defect).
+#[test]
+fn status_scales_line_distances_by_the_file_s_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let issue = |line: u32, file_lines: Option<u32>| {
+        let mut i = json!({"id": "Q1", "title": "Error from closing the result set is ignored",
+                           "type": "error_handling", "file": "internal/ledger/ledger.go", "line": line});
+        if let Some(n) = file_lines {
+            i["file_lines"] = json!(n);
+        }
+        i
+    };
+    let plan = |lengths: bool| {
+        let n = |l: u32| lengths.then_some(l);
+        json!({"qa_iteration_history": [
+            {"iteration": 1, "status": "rejected", "issues": [issue(300, n(1000))]},
+            {"iteration": 2, "status": "rejected", "issues": [issue(550, n(1250))]},
+            {"iteration": 3, "status": "rejected", "issues": [issue(800, n(1500))]}
+        ]})
+    };
+    let status = |plan: Value| {
+        std::fs::write(dir.path().join("plan.json"), plan.to_string()).unwrap();
+        let o = qa(dir.path(), &["status", "--plan", "plan.json", "--json"]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        serde_json::from_str::<Value>(&stdout(&o)).unwrap()
+    };
+    let v = status(plan(true));
+    assert_eq!(v["history"][1]["issues"][0]["file_lines"], 1250, "{v:#}");
+    let recurring = v["recurring_issues"].as_array().unwrap();
+    assert_eq!(recurring.len(), 1, "{v:#}");
+    assert_eq!(recurring[0]["occurrences"], 3, "{v:#}");
+    let v = status(plan(false));
+    assert_eq!(v["recurring_issues"], json!([]), "{v:#}");
+}
+
 /// `validate` prints the plan's suite commands: none of their lines may act as a workflow
 /// command in a job's log.
 #[test]
@@ -720,6 +758,58 @@ fn run_updates_the_plan_and_keeps_its_other_keys() {
             .unwrap()
             .contains("a + b")
     );
+}
+
+/// The recurring-issue matcher scales line distances by the file's length: qa-loop counts the
+/// lines of the file each issue points at when the review is taken, never believes a count the
+/// reviewer sends, and counts nothing outside the repository. The count reaches the plan's
+/// history, which `status` and later runs read.
+#[test]
+fn the_length_of_each_issue_s_file_is_measured_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = verdict("rejected", 30, "add subtracts instead of adding");
+    let issues = v["tool_calls"][0]["arguments"]["issues"]
+        .as_array_mut()
+        .unwrap();
+    issues[0]["file_lines"] = json!(999);
+    issues.push(
+        json!({"id": "Q2", "title": "reads a secret", "type": "security", "severity": "high",
+                       "file": "../../../../etc/passwd", "line": 1, "fix": "no"}),
+    );
+    let session = json!({"calls": [v]});
+    project(dir.path(), session);
+    std::fs::write(
+        dir.path().join("implementation_plan.json"),
+        "{\"feature\": \"calc\"}\n",
+    )
+    .unwrap();
+    let o = replay_run(
+        dir.path(),
+        &[
+            "--plan",
+            "implementation_plan.json",
+            "--max-iterations",
+            "1",
+        ],
+    );
+    // Not approved, best score below `min-score`: escalated.
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let result: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join(".qa-loop/qa-result.json")).unwrap(),
+    )
+    .unwrap();
+    let issues = result["history"][0]["issues"].as_array().unwrap();
+    let by_id = |id: &str| issues.iter().find(|i| i["id"] == id).unwrap();
+    // calc.py has two lines.
+    assert_eq!(by_id("Q1")["file_lines"], 2, "{result:#}");
+    assert!(by_id("Q2").get("file_lines").is_none(), "{result:#}");
+    let plan: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("implementation_plan.json")).unwrap(),
+    )
+    .unwrap();
+    let q1 = &plan["qa_iteration_history"][0]["issues"][0];
+    assert_eq!(q1["file"], "calc.py", "{plan:#}");
+    assert_eq!(q1["file_lines"], 2, "{plan:#}");
 }
 
 /// Issue 19, point 5: a plan whose history already holds an issue twice did not escalate when

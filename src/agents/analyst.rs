@@ -216,6 +216,7 @@ mod tests {
                 severity: Severity::High,
                 file: Some("calc.py".into()),
                 line: Some(2),
+                file_lines: None,
                 description: String::new(),
                 fix: "return a + b".into(),
                 recurs: None,

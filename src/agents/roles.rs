@@ -211,6 +211,13 @@ impl Reviewer for AgentReviewer<'_> {
             AgentEnd::Verdict(mut v) => {
                 super::verdict::complete_criteria(&mut v, &expected);
                 v.reviewed_head = reviewed_head;
+                // Measured here, never taken from the reviewer: the file's length as reviewed.
+                for issue in &mut v.issues {
+                    issue.file_lines = issue
+                        .file
+                        .as_deref()
+                        .and_then(|f| self.shared.tools.confinement.line_count(f));
+                }
                 Ok(v)
             }
             AgentEnd::Finished(_) => Err("the reviewer ended without a verdict".into()),

@@ -387,6 +387,7 @@ mod tests {
             severity: crate::model::Severity::High,
             file: Some("calc.py".into()),
             line: Some(2),
+            file_lines: None,
             description: String::new(),
             fix: String::new(),
             recurs: None,

@@ -7,7 +7,10 @@
 //!
 //! 1. **File**: two issues naming different files are different problems.
 //! 2. **Identifiers** (`parse_duration`, `getDisplayName`, `orders.created_at`): when both titles
-//!    name code identifiers and share none, they are about different code.
+//!    name code identifiers and share none, they are about different code — unless one issue's
+//!    description or fix names the other title's code (a failing test named on one side, the
+//!    mechanism on the other). Likewise two different kinds of defect are two problems unless
+//!    one issue's description or fix names the other's kind (a cause and its effect).
 //! 3. **Substitution**: titles identical but for one slot of one or two words (`empty` vs
 //!    `unicode` input, `negative` vs `zero` amount) name a different case of the same check.
 //! 4. **Opposite symptoms** (`accepts`/`rejects`, `too short`/`too long`, `first`/`last`) are
@@ -17,6 +20,11 @@
 //!    stemming, identifiers split into sub-words) and of title, description and fix together,
 //!    each measured against a bar, and where the two sit in one file, weighed by a logistic
 //!    model into the likelihood that they are one problem (joined at 0.5 or more).
+//!
+//! Line distances are scaled by the file's length when both issues carry it (`file_lines`,
+//! counted by qa-loop when the review raised the issue): the earlier line is carried to the same
+//! share of the later file, so code a fix inserted above an issue does not push it apart from
+//! its restatement ([`line_distance`]).
 //!
 //! The bar starts at the configured similarity threshold (default 0.8), drops by 0.1 when a file
 //! is missing on one side, and in one file by 0.35 with lines more than 30 apart, 0.5 without
@@ -33,12 +41,14 @@ use std::collections::HashSet;
 use crate::model::{Issue, IssueType};
 
 /// The fields of an issue the matcher looks at (issues in a plan's history may lack some).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct IssueKey<'a> {
     pub title: &'a str,
     pub kind: Option<IssueType>,
     pub file: Option<&'a str>,
     pub line: Option<u32>,
+    /// How many lines the file had when the issue was raised, when known.
+    pub file_lines: Option<u32>,
     /// What the reviewer wrote beside the title (`description`, `fix`); empty when unknown.
     pub description: &'a str,
     pub fix: &'a str,
@@ -64,6 +74,7 @@ impl<'a> From<&'a Issue> for IssueKey<'a> {
             kind: Some(issue.kind),
             file: issue.file.as_deref(),
             line: issue.line,
+            file_lines: issue.file_lines,
             description: &issue.description,
             fix: &issue.fix,
         }
@@ -193,10 +204,19 @@ impl Matcher {
         let in_tests = pa.in_tests || pb.in_tests;
         // Within a few lines of one file, a method and a call in it are one place (two tests
         // are two tests, however close).
+        let distance = line_distance(&a, &b);
         let same_place = !in_tests
             && file_relation == FileRelation::Same
-            && matches!((a.line, b.line), (Some(x), Some(y)) if x.abs_diff(y) <= SAME_PLACE_LINES);
-        if !same_place && !ia.is_empty() && !ib.is_empty() && !any_related(ia, ib) {
+            && distance.is_some_and(|d| d <= SAME_PLACE_LINES);
+        if !same_place
+            && !ia.is_empty()
+            && !ib.is_empty()
+            && !any_related(ia, ib)
+            // A restatement may name other code in its title (the failing test, the mechanism)
+            // and the earlier issue's code in its description or fix.
+            && !pb.names_in_detail(ia)
+            && !pa.names_in_detail(ib)
+        {
             return Decision::DifferentIdentifiers;
         }
         // Test runners name tests by quoted strings (`it('applies a valid coupon')`): two
@@ -248,8 +268,8 @@ impl Matcher {
             return Decision::DifferentStatus;
         }
         let shares_identifier = any_related(&ta.identifiers, &tb.identifiers);
-        if let (FileRelation::Same, Some(x), Some(y)) = (file_relation, a.line, b.line)
-            && x.abs_diff(y) > FAR_LINES
+        if let (FileRelation::Same, Some(d)) = (file_relation, distance)
+            && d > FAR_LINES
             && !shares_identifier
         {
             return Decision::FarApart;
@@ -258,7 +278,15 @@ impl Matcher {
         let shared: Vec<&'static str> = ca.iter().filter(|c| cb.contains(c)).copied().collect();
         let decisive = same_statuses || shared.iter().any(|c| super::concepts::decisive(c));
         let specific = |cs: &[&str]| cs.iter().any(|c| super::concepts::decisive(c));
-        if specific(ca) && specific(cb) && !decisive && !super::concepts::related(ca, cb) {
+        if specific(ca)
+            && specific(cb)
+            && !decisive
+            && !super::concepts::related(ca, cb)
+            // The cause named on one side, its effect on the other, and the cause in the
+            // other's description or fix: one defect.
+            && !pb.concepts_in_detail(ca)
+            && !pa.concepts_in_detail(cb)
+        {
             return Decision::DifferentConcepts;
         }
         // One specific kind of defect in one file is one problem.
@@ -268,7 +296,7 @@ impl Matcher {
             return Decision::SameKindInFile(kind);
         }
         let mut similarity = ta.defect_similarity(tb);
-        let place = Place::of(file_relation, a.line, b.line);
+        let place = Place::of(file_relation, distance);
         let mut bar = self.threshold - location_bonus(place);
         if specific(ca) != specific(cb) {
             // One names a kind of defect, the other does not name it.
@@ -301,6 +329,7 @@ impl Matcher {
             detail,
             bar,
             place,
+            scaled: distance.is_some() && scaled_by_length(&a, &b),
         };
         let weighed = Weighed {
             evidence,
@@ -340,14 +369,14 @@ impl Place {
         Place::Beyond30,
     ];
 
-    fn of(file: FileRelation, a: Option<u32>, b: Option<u32>) -> Place {
-        match (file, a, b) {
-            (FileRelation::Same, Some(x), Some(y)) if x.abs_diff(y) <= SAME_PLACE_LINES => {
-                Place::Within10
-            }
-            (FileRelation::Same, Some(x), Some(y)) if x.abs_diff(y) <= 30 => Place::Within30,
-            (FileRelation::Same, Some(_), Some(_)) => Place::Beyond30,
-            (FileRelation::Same, _, _) => Place::SameFile,
+    /// Where two issues sit, from how their files relate and how far apart their lines are
+    /// ([`line_distance`]).
+    fn of(file: FileRelation, distance: Option<u32>) -> Place {
+        match (file, distance) {
+            (FileRelation::Same, Some(d)) if d <= SAME_PLACE_LINES => Place::Within10,
+            (FileRelation::Same, Some(d)) if d <= 30 => Place::Within30,
+            (FileRelation::Same, Some(_)) => Place::Beyond30,
+            (FileRelation::Same, None) => Place::SameFile,
             _ => Place::FileUnknown,
         }
     }
@@ -373,6 +402,8 @@ pub struct Evidence {
     /// The similarity threshold after location, kinds of defect and issue types.
     pub bar: f64,
     pub place: Place,
+    /// Whether the lines' distance was scaled by the file's length ([`line_distance`]).
+    pub scaled: bool,
 }
 
 impl Evidence {
@@ -422,10 +453,15 @@ impl Weighed {
             "two problems"
         };
         format!(
-            "title similarity {:.2}{detail}, against a bar of {:.2} (after location and kind of defect); {}: {verdict} at {:.2}",
+            "title similarity {:.2}{detail}, against a bar of {:.2} (after location and kind of defect); {}{}: {verdict} at {:.2}",
             e.similarity,
             e.bar,
             e.place.describe(),
+            if e.scaled {
+                " (lines scaled by the file's length)"
+            } else {
+                ""
+            },
             if self.likelihood >= 0.5 {
                 self.likelihood
             } else {
@@ -445,7 +481,7 @@ pub struct Weights {
 /// [`Weights::fit`]; `tests/recurring_matcher.rs` refits them and fails when these differ.
 pub const WEIGHTS: Weights = Weights {
     w: [
-        1.4493, 2.5505, -0.2858, 0.2714, -1.0701, -3.0769, -2.6499, 2.7299,
+        1.3992, 2.8538, -0.2765, 0.0090, -1.0603, -3.2360, -2.7507, 2.7745,
     ],
 };
 
@@ -548,6 +584,8 @@ pub struct Prepared<'a> {
     /// Title, description and fix read together, when the issue is described (built when
     /// first needed).
     whole: std::cell::OnceCell<Option<Title>>,
+    /// The kinds of defect title, description and fix name together (built when first needed).
+    detail_concepts: std::cell::OnceCell<Vec<&'static str>>,
 }
 
 impl<'a> Prepared<'a> {
@@ -574,7 +612,29 @@ impl<'a> Prepared<'a> {
             endpoint: endpoint(key.title),
             concepts: super::concepts::of(key.title),
             whole: std::cell::OnceCell::new(),
+            detail_concepts: std::cell::OnceCell::new(),
         }
+    }
+
+    /// Whether the reviewer's description or fix of this issue names one of `code`.
+    fn names_in_detail(&self, code: &HashSet<String>) -> bool {
+        self.whole()
+            .is_some_and(|w| any_related(code, &w.identifiers))
+    }
+
+    /// Whether the reviewer's description or fix of this issue names a kind of defect of
+    /// `kinds` (one of the specific ones).
+    fn concepts_in_detail(&self, kinds: &[&'static str]) -> bool {
+        let detail = self.detail_concepts.get_or_init(|| {
+            if self.key.has_detail() {
+                super::concepts::of(&self.key.whole())
+            } else {
+                Vec::new()
+            }
+        });
+        kinds
+            .iter()
+            .any(|k| super::concepts::decisive(k) && detail.contains(k))
     }
 
     fn whole(&self) -> Option<&Title> {
@@ -586,6 +646,28 @@ impl<'a> Prepared<'a> {
             })
             .as_ref()
     }
+}
+
+/// How far apart the lines of two issues of one file are, scaled by the file's length when the
+/// length is known on both sides: the earlier line is carried to the same share of the later
+/// file (a fix that grew the file moves what follows its change down). Line 1,920 of 2,912 and
+/// line 1,976 of 2,968 are 19 lines apart, not 56; without both lengths the distance is the
+/// lines' own.
+fn line_distance(a: &IssueKey<'_>, b: &IssueKey<'_>) -> Option<u32> {
+    let (x, y) = (a.line?, b.line?);
+    match (a.file_lines, b.file_lines) {
+        (Some(la), Some(lb)) if scaled_by_length(a, b) => {
+            let carried = f64::from(x) * f64::from(lb) / f64::from(la);
+            // A line past its file's end (bad data) saturates the cast.
+            Some((carried - f64::from(y)).abs().round() as u32)
+        }
+        _ => Some(x.abs_diff(y)),
+    }
+}
+
+/// Whether both issues carry their file's length ([`line_distance`] scales by it).
+fn scaled_by_length(a: &IssueKey<'_>, b: &IssueKey<'_>) -> bool {
+    a.file_lines.is_some_and(|l| l > 0) && b.file_lines.is_some_and(|l| l > 0)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1255,6 +1337,7 @@ mod tests {
             kind: Some(IssueType::UnitTest),
             file,
             line,
+            file_lines: None,
             description: "",
             fix: "",
         }
@@ -1266,6 +1349,7 @@ mod tests {
             kind: Some(kind),
             file: Some(file),
             line: Some(line),
+            file_lines: None,
             description: "",
             fix: "",
         }
@@ -1811,6 +1895,138 @@ mod tests {
         ));
     }
 
+    /// Line distances are scaled by the file's length when both reviews measured it: a fix
+    /// that grew the file moves what follows its change down.
+    #[test]
+    fn line_distances_scale_by_the_files_length() {
+        let file = "tests/Feature/OrderControllerTest.php";
+        let at = |line, file_lines| IssueKey {
+            file_lines,
+            ..typed(
+                "No test for refunding a cancelled order",
+                IssueType::UnitTest,
+                file,
+                line,
+            )
+        };
+        // 56 lines apart as written; the file grew by 56 lines above the test.
+        let (a, b) = (at(1920, Some(2912)), at(1976, Some(2968)));
+        let b = IssueKey {
+            title: "Still missing a feature test for the cancel -> automatic refund path",
+            ..b
+        };
+        assert_eq!(line_distance(&a, &b), Some(19));
+        assert_eq!(line_distance(&b, &a), Some(19));
+        for (x, y) in [
+            (at(1920, None), at(1976, None)),
+            (at(1920, Some(2912)), at(1976, None)),
+            (at(1920, Some(0)), at(1976, Some(2968))),
+        ] {
+            assert_eq!(line_distance(&x, &y), Some(56));
+        }
+        assert_eq!(
+            line_distance(&at(1920, Some(2912)), &key("t", Some(file), None)),
+            None
+        );
+        let m = Matcher::default();
+        let place = |x, y| m.decide(x, y).weighed().map(|w| w.evidence.place);
+        assert_eq!(place(a, b), Some(Place::Within30));
+        let unscaled = IssueKey {
+            file_lines: None,
+            ..b
+        };
+        assert_eq!(place(at(1920, None), unscaled), Some(Place::Beyond30));
+        // 250 lines apart as written, after a fix inserted 250 lines above: not far apart.
+        let go = "internal/ledger/ledger.go";
+        let at = |line, file_lines| IssueKey {
+            file_lines,
+            ..typed(
+                "Error from closing the result set is ignored",
+                IssueType::ErrorHandling,
+                go,
+                line,
+            )
+        };
+        assert_eq!(m.decide(at(300, None), at(550, None)), Decision::FarApart);
+        assert_ne!(
+            m.decide(at(300, Some(1000)), at(550, Some(1250))),
+            Decision::FarApart
+        );
+        // Where a file did not change length, its lines are as far apart as written.
+        assert_eq!(
+            m.decide(at(300, Some(1000)), at(550, Some(1000))),
+            Decision::FarApart
+        );
+        // The reason says the distance was scaled.
+        let reason = m.decide(a, b).reason();
+        assert!(reason.contains("scaled by the file's length"), "{reason}");
+        let reason = m.decide(at(1920, None), unscaled).reason();
+        assert!(!reason.contains("scaled"), "{reason}");
+    }
+
+    /// A restatement may name other code in its title (the failing test against the mechanism)
+    /// or another kind of defect (the effect against the cause), while its description or fix
+    /// names the earlier issue's code or kind.
+    #[test]
+    fn the_other_issues_code_or_kind_in_a_description() {
+        let m = Matcher::default();
+        let ex = "test/chat/chat_room_test.exs";
+        let a = typed(
+            "Flaky test: `ChatRoomTest` broadcast case fails intermittently",
+            IssueType::UnitTest,
+            ex,
+            40,
+        );
+        let b = typed(
+            "`assert_receive` waits with the default 100ms timeout",
+            IssueType::UnitTest,
+            ex,
+            44,
+        );
+        assert_eq!(m.decide(a, b), Decision::DifferentIdentifiers);
+        let b_told = IssueKey {
+            description: "ChatRoomTest still fails on CI now and then: the broadcast arrives \
+                          after assert_receive gave up",
+            fix: "Pass an explicit timeout of 1_000 to assert_receive",
+            ..b
+        };
+        assert_ne!(m.decide(a, b_told), Decision::DifferentIdentifiers);
+        // A description that names neither title's code changes nothing.
+        let b_vague = IssueKey {
+            description: "The broadcast arrives late on CI now and then",
+            ..b
+        };
+        assert_eq!(m.decide(a, b_vague), Decision::DifferentIdentifiers);
+
+        let rb = "app/controllers/search_controller.rb";
+        let a = typed(
+            "SQL injection in search: `params[:q]` interpolated into `where`",
+            IssueType::Security,
+            rb,
+            12,
+        );
+        let b = typed(
+            "Stored XSS: search term echoed unescaped on the results page",
+            IssueType::Security,
+            rb,
+            14,
+        );
+        assert_eq!(m.decide(a, b), Decision::DifferentConcepts);
+        let b_cause = IssueKey {
+            description: "The results page still shows raw markup, because the term reaches the \
+                          query through string interpolation: the same SQL injection path",
+            fix: "Bind the term as a query parameter",
+            ..b
+        };
+        assert_ne!(m.decide(a, b_cause), Decision::DifferentConcepts);
+        let b_own = IssueKey {
+            description: "The term is rendered with raw, so markup runs in the browser",
+            fix: "Escape it with h()",
+            ..b
+        };
+        assert_eq!(m.decide(a, b_own), Decision::DifferentConcepts);
+    }
+
     #[test]
     fn descriptions_and_fixes_join_titles_that_share_no_words() {
         let m = Matcher::default();
@@ -1855,6 +2071,7 @@ mod tests {
             severity: crate::model::Severity::High,
             file: k.file.map(str::to_string),
             line: k.line,
+            file_lines: None,
             description: k.description.into(),
             fix: k.fix.into(),
             recurs: None,
@@ -1897,6 +2114,7 @@ mod tests {
         let m = Matcher::default();
         let at = |similarity: f64, detail: Option<f64>, place: Place| {
             m.weights.likelihood(&Evidence {
+                scaled: false,
                 similarity,
                 detail,
                 bar: 0.15,
@@ -1968,6 +2186,7 @@ mod tests {
         // Samples labelled by one rule (the titles reach the bar) with a few against it: the
         // fit weighs title similarity up and decides the rule's side on fresh evidence.
         let sample = |similarity: f64, place: Place| Evidence {
+            scaled: false,
             similarity,
             detail: None,
             bar: 0.4,

@@ -192,6 +192,7 @@ mod tests {
                 kind: None,
                 file: Some("src/cart.py"),
                 line: Some(10 + iteration),
+                file_lines: None,
                 description: "",
                 fix: "",
             },

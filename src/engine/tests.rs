@@ -65,6 +65,7 @@ fn issue(title: &str, line: u32) -> Issue {
         severity: Severity::High,
         file: Some("src/cart.py".into()),
         line: Some(line),
+        file_lines: None,
         description: String::new(),
         fix: "validate it".into(),
         recurs: None,

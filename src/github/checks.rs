@@ -131,6 +131,7 @@ mod tests {
             severity,
             file: file.map(str::to_string),
             line,
+            file_lines: None,
             description: String::new(),
             fix: "do it".into(),
             recurs: None,

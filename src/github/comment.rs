@@ -157,6 +157,7 @@ mod tests {
                 severity: Severity::High,
                 file: Some("calc.py".into()),
                 line: Some(2),
+                file_lines: None,
                 description: description.into(),
                 fix: "return a + b".into(),
                 recurs: None,

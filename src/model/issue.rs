@@ -127,6 +127,10 @@ pub struct Issue {
     pub file: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
+    /// How many lines `file` had when the review raised the issue, counted by qa-loop (never
+    /// taken from the reviewer): the recurring-issue matcher scales line distances by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_lines: Option<u32>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
     /// The prescriptive fix the fixer is asked to carry out.

@@ -20,6 +20,9 @@ pub struct HistoryIssue {
     pub file: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
+    /// How many lines the file had when the issue was raised (qa-loop's own entries).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_lines: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recurs: Option<String>,
     /// `severity`, else a severity word written as the `type` (Auto-Claude: `"critical"`).
@@ -40,6 +43,7 @@ impl HistoryIssue {
             kind: self.kind,
             file: self.file.as_deref(),
             line: self.line,
+            file_lines: self.file_lines,
             description: &self.description,
             fix: &self.fix,
         }
@@ -54,6 +58,7 @@ impl HistoryIssue {
             severity: self.severity.unwrap_or(Severity::Medium),
             file: self.file.clone(),
             line: self.line,
+            file_lines: self.file_lines,
             description: self.description.clone(),
             fix: self.fix.clone(),
             recurs: self.recurs.clone(),
@@ -173,6 +178,18 @@ fn read_issue(v: &Value, n: usize, path: &str, warnings: &mut Vec<String>) -> Op
             ));
         }
     }
+    let mut file_lines = None;
+    if let Some(v) = o.get("file_lines").filter(|v| !v.is_null()) {
+        file_lines = v
+            .as_u64()
+            .filter(|&n| n > 0)
+            .and_then(|n| u32::try_from(n).ok());
+        if file_lines.is_none() {
+            warnings.push(format!(
+                "`{path}.file_lines` is {v}, not a line count: read without the file's length"
+            ));
+        }
+    }
     let mut file = s("file");
     if file.is_none()
         && let Some(loc) = s("location")
@@ -192,6 +209,7 @@ fn read_issue(v: &Value, n: usize, path: &str, warnings: &mut Vec<String>) -> Op
         kind: IssueType::parse_lenient(&kind),
         file,
         line,
+        file_lines,
         recurs: s("recurs"),
         severity: s("severity")
             .and_then(|t| Severity::parse_lenient(&t))
@@ -270,5 +288,30 @@ mod tests {
         let last = json!([{"iteration": u32::MAX}, {"status": "rejected"}]);
         let entries = read(Some(&last), "history", &mut warnings).unwrap();
         assert_eq!(entries[1].iteration, u32::MAX);
+    }
+
+    /// qa-loop's own entries carry each file's length; a count that is not a positive whole
+    /// number is named and dropped, the issue kept.
+    #[test]
+    fn file_lengths_are_read_and_bad_ones_named() {
+        let history = json!([{"iteration": 1, "issues": [
+            {"title": "a", "file": "x.go", "line": 3, "file_lines": 120},
+            {"title": "b", "file": "x.go", "line": 3, "file_lines": 0},
+            {"title": "c", "file": "x.go", "line": 3, "file_lines": "many"},
+            {"title": "d", "file": "x.go", "line": 3, "file_lines": null}
+        ]}]);
+        let mut warnings = Vec::new();
+        let entries = read(Some(&history), "history", &mut warnings).unwrap();
+        let lengths: Vec<Option<u32>> = entries[0].issues.iter().map(|i| i.file_lines).collect();
+        assert_eq!(lengths, [Some(120), None, None, None]);
+        assert_eq!(entries[0].issues[0].key().file_lines, Some(120));
+        assert_eq!(entries[0].issues[0].to_issue().file_lines, Some(120));
+        assert_eq!(
+            warnings,
+            [
+                "`history[0].issues[1].file_lines` is 0, not a line count: read without the file's length",
+                "`history[0].issues[2].file_lines` is \"many\", not a line count: read without the file's length"
+            ]
+        );
     }
 }

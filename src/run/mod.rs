@@ -582,6 +582,7 @@ fn human_fix_request(settings: &Settings) -> Vec<crate::model::Issue> {
         severity: crate::model::Severity::High,
         file: None,
         line: None,
+        file_lines: None,
         description: crate::text::clip(text.trim(), 16_000),
         fix: "Do what the request asks, then `finish` with a summary of what you changed.".into(),
         recurs: None,
@@ -634,6 +635,7 @@ fn comment_fix_request(pr: Option<&PrRun>) -> Option<crate::model::Issue> {
         severity: crate::model::Severity::High,
         file: None,
         line: None,
+        file_lines: None,
         description: t.words.trim().to_string(),
         fix: "Do what the instructions ask, then `finish` with a summary of what you changed."
             .into(),

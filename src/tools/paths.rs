@@ -5,6 +5,9 @@
 
 use std::path::{Component, Path, PathBuf};
 
+/// The largest file whose lines [`Confinement::line_count`] counts.
+pub const MAX_COUNTED_BYTES: u64 = 32 * 1024 * 1024;
+
 /// What a tool wants to do with a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -118,6 +121,26 @@ impl Confinement {
         Ok(full)
     }
 
+    /// How many lines the file at a model-supplied path has (a reviewer's issue points at it),
+    /// when it is a text file of at most [`MAX_COUNTED_BYTES`] inside the repository; the
+    /// recurring-issue matcher scales line distances by it. None for anything else, refused
+    /// paths included.
+    pub fn line_count(&self, raw: &str) -> Option<u32> {
+        let path = self.resolve(raw, Access::Read).ok()?;
+        let meta = std::fs::metadata(&path).ok()?;
+        if !meta.is_file() || meta.len() > MAX_COUNTED_BYTES {
+            return None;
+        }
+        let bytes = std::fs::read(&path).ok()?;
+        if bytes.is_empty() || bytes.contains(&0) {
+            return None;
+        }
+        // As `str::lines` counts them: a last line without a newline counts too.
+        let newlines = bytes.iter().filter(|&&b| b == b'\n').count();
+        let lines = newlines + usize::from(bytes.last() != Some(&b'\n'));
+        u32::try_from(lines).ok()
+    }
+
     /// The path relative to the root, for display.
     pub fn display(&self, path: &Path) -> String {
         path.strip_prefix(&self.root)
@@ -155,6 +178,41 @@ fn canonicalize_lenient(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reviewer's issue may point anywhere: only text files inside the repository are counted,
+    /// as `read_file` numbers their lines.
+    #[test]
+    fn line_counts_of_files_in_the_repository_only() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "a\nb\nc\n").unwrap();
+        let repo = tempfile::tempdir().unwrap();
+        let root = repo.path();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::write(root.join(".git/config"), "a\nb\n").unwrap();
+        std::fs::write(root.join("a.py"), "one\ntwo\nthree\n").unwrap();
+        std::fs::write(root.join("b.py"), "one\r\ntwo").unwrap();
+        std::fs::write(root.join("empty.py"), "").unwrap();
+        std::fs::write(root.join("blob.bin"), b"a\n\0b\n").unwrap();
+        std::fs::create_dir_all(root.join("dir")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.txt"), root.join("link.txt"))
+            .unwrap();
+        let c = Confinement::new(root, false, &[]).unwrap();
+        assert_eq!(c.line_count("a.py"), Some(3));
+        assert_eq!(c.line_count("./b.py"), Some(2));
+        for refused in [
+            "empty.py",
+            "blob.bin",
+            "dir",
+            "missing.py",
+            "link.txt",
+            ".git/config",
+            "../x",
+        ] {
+            assert_eq!(c.line_count(refused), None, "{refused}");
+        }
+        let abs = outside.path().join("secret.txt");
+        assert_eq!(c.line_count(abs.to_str().unwrap()), None);
+    }
 
     #[test]
     fn escapes_are_refused() {

@@ -39,6 +39,7 @@ fn issue(id: &str, title: &str, file: Option<&str>) -> Issue {
         severity: Severity::High,
         file: file.map(str::to_string),
         line: None,
+        file_lines: None,
         description: String::new(),
         fix: String::new(),
         recurs: None,
