@@ -126,13 +126,29 @@ impl Confinement {
     /// recurring-issue matcher scales line distances by it. None for anything else, refused
     /// paths included.
     pub fn line_count(&self, raw: &str) -> Option<u32> {
-        let path = self.resolve(raw, Access::Read).ok()?;
-        let meta = std::fs::metadata(&path).ok()?;
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        // The real file, opened without following a link swapped in since and without waiting
+        // on a FIFO; its kind and size are read from the open handle, and no more is read.
+        let real = self.resolve(raw, Access::Read).ok()?.canonicalize().ok()?;
+        if !real.starts_with(&self.root) {
+            return None;
+        }
+        let flags = nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_NONBLOCK;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(flags.bits())
+            .open(&real)
+            .ok()?;
+        let meta = file.metadata().ok()?;
         if !meta.is_file() || meta.len() > MAX_COUNTED_BYTES {
             return None;
         }
-        let bytes = std::fs::read(&path).ok()?;
-        if bytes.is_empty() || bytes.contains(&0) {
+        let mut bytes = Vec::new();
+        file.take(MAX_COUNTED_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .ok()?;
+        if bytes.is_empty() || bytes.len() as u64 > MAX_COUNTED_BYTES || bytes.contains(&0) {
             return None;
         }
         // As `str::lines` counts them: a last line without a newline counts too.
@@ -179,8 +195,8 @@ fn canonicalize_lenient(path: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
-    /// A reviewer's issue may point anywhere: only text files inside the repository are counted,
-    /// as `read_file` numbers their lines.
+    /// A reviewer's issue may point anywhere: only regular text files inside the repository are
+    /// counted, as `read_file` numbers their lines; a FIFO is refused without waiting on it.
     #[test]
     fn line_counts_of_files_in_the_repository_only() {
         let outside = tempfile::tempdir().unwrap();
@@ -196,12 +212,16 @@ mod tests {
         std::fs::create_dir_all(root.join("dir")).unwrap();
         std::os::unix::fs::symlink(outside.path().join("secret.txt"), root.join("link.txt"))
             .unwrap();
+        std::os::unix::fs::symlink(root.join("a.py"), root.join("inside.py")).unwrap();
+        nix::unistd::mkfifo(&root.join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
         let c = Confinement::new(root, false, &[]).unwrap();
         assert_eq!(c.line_count("a.py"), Some(3));
         assert_eq!(c.line_count("./b.py"), Some(2));
+        assert_eq!(c.line_count("inside.py"), Some(3));
         for refused in [
             "empty.py",
             "blob.bin",
+            "pipe",
             "dir",
             "missing.py",
             "link.txt",
