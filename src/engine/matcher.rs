@@ -649,8 +649,9 @@ impl<'a> Prepared<'a> {
 }
 
 /// How far apart the lines of two issues of one file are, scaled by the file's length when the
-/// length is known on both sides: the earlier line is carried to the same share of the later
-/// file (a fix that grew the file moves what follows its change down). Line 1,920 of 2,912 and
+/// length is known on both sides: the first issue's line (the earlier one, as the loop and
+/// `status` compare them) is carried to the same share of the second's file (a fix that grew
+/// the file moves what follows its change down). Line 1,920 of 2,912 and
 /// line 1,976 of 2,968 are 19 lines apart, not 56; without both lengths the distance is the
 /// lines' own.
 fn line_distance(a: &IssueKey<'_>, b: &IssueKey<'_>) -> Option<u32> {
