@@ -41,7 +41,7 @@ use std::collections::HashSet;
 use crate::model::{Issue, IssueType};
 
 /// The fields of an issue the matcher looks at (issues in a plan's history may lack some).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct IssueKey<'a> {
     pub title: &'a str,
     pub kind: Option<IssueType>,
