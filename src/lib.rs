@@ -23,6 +23,7 @@ pub mod notify;
 pub mod report;
 pub mod retry;
 pub mod run;
+pub mod sandbox;
 pub mod secrets;
 pub mod text;
 pub mod tools;

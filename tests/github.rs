@@ -1637,7 +1637,9 @@ fn injected_instructions_cannot_push_elsewhere_read_outside_or_reveal_secrets() 
             p["pull_request"]["body"] = json!(injection);
             p
         },
-        &[],
+        // The defence for runs without a sandbox (with one, `.git` is read-only to
+        // `run_command` and nothing changes: tests/sandbox.rs).
+        &["--sandbox", "off"],
         &[
             ("QA_LOOP_API_KEY", "sk-canary-model-key"),
             ("QA_LOOP_PUSH_TOKEN", "ghp_canary_push"),

@@ -51,6 +51,8 @@ pub enum Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    // `qa-loop __sandbox-exec`: confine one command and exec it (never returns).
+    crate::sandbox::helper::run_if_helper();
     harden();
     let cli = Cli::parse();
     init_logging(&cli.flags);

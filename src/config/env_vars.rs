@@ -34,6 +34,9 @@ pub const RUNNER_FILE_COMMANDS: [&str; 5] = [
     GITHUB_PATH,
     GITHUB_STATE,
 ];
+/// The runner's temp directory: the checkout's persisted credentials, step scripts, file
+/// commands.
+pub const RUNNER_TEMP: &str = "RUNNER_TEMP";
 /// The runner's own services (`ACTIONS_RUNTIME_URL`/`_TOKEN`, cache, results, OIDC).
 pub const ACTIONS_PREFIX: &str = "ACTIONS_";
 

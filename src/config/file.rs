@@ -53,6 +53,129 @@ pub enum Mode {
     Suggest,
 }
 
+/// How the change's code is confined (`sandbox:`, `--sandbox`, input `sandbox`; SPEC §10).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema, clap::ValueEnum, serde::Serialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxMode {
+    /// A sandbox where one can be made (root, sudo, user namespaces); else run unsandboxed and
+    /// say so in the log, the report and the check run.
+    Auto,
+    /// Refuse to run the change's code without a sandbox.
+    Required,
+    /// No sandbox (honoured from a flag, the environment, an action input or a config file
+    /// outside the checkout only).
+    Off,
+}
+
+/// `sandbox:` in the config file: a mode (`sandbox: required`) or `{mode, network}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SandboxConfig {
+    pub mode: Option<SandboxMode>,
+    /// `network: off` runs the change's code with loopback only.
+    pub network: Option<bool>,
+}
+
+impl<'de> Deserialize<'de> for SandboxConfig {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = SandboxConfig;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("`auto`, `required`, `off`, or a map with `mode` and `network`")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                let mode =
+                    SandboxMode::deserialize(serde::de::value::StrDeserializer::<E>::new(v))?;
+                Ok(SandboxConfig {
+                    mode: Some(mode),
+                    network: None,
+                })
+            }
+            /// YAML 1.1 readers take a bare `off` for false (and `on` for true).
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(SandboxConfig {
+                    mode: Some(if v {
+                        SandboxMode::Auto
+                    } else {
+                        SandboxMode::Off
+                    }),
+                    network: None,
+                })
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut out = SandboxConfig::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "mode" => out.mode = map.next_value::<SandboxConfig>()?.mode,
+                        "network" => out.network = Some(map.next_value::<OnOff>()?.0),
+                        other => {
+                            return Err(serde::de::Error::unknown_field(
+                                other,
+                                &["mode", "network"],
+                            ));
+                        }
+                    }
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `on`/`off` or a boolean.
+struct OnOff(bool);
+
+impl<'de> Deserialize<'de> for OnOff {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = OnOff;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("`on`, `off`, true or false")
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<OnOff, E> {
+                Ok(OnOff(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<OnOff, E> {
+                match v {
+                    "on" | "true" => Ok(OnOff(true)),
+                    "off" | "false" => Ok(OnOff(false)),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl JsonSchema for SandboxConfig {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SandboxConfig".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "How the change's code is confined (docs/security.md): `auto` (default), `required`, `off` (ignored in a config file inside the checkout), or `{mode, network}` where `network: off` leaves the code loopback only.",
+            "anyOf": [
+                { "type": "string", "enum": ["auto", "required", "off"] },
+                {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                        "mode": { "type": "string", "enum": ["auto", "required", "off"] },
+                        "network": { "anyOf": [ { "type": "boolean" }, { "type": "string", "enum": ["on", "off"] } ] }
+                    }
+                }
+            ]
+        })
+    }
+}
+
 /// Which model service answers.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema, clap::ValueEnum, serde::Serialize,
@@ -719,6 +842,10 @@ pub struct ConfigFile {
     /// Checks on the lines the change adds (debug statements, conflict markers, TODOs, keys).
     #[serde(default)]
     pub pattern_checks: Option<PatternChecksConfig>,
+    /// How the change's code is confined: `auto` (default), `required`, `off`, or
+    /// `{mode, network: off}` (SPEC §10, docs/security.md).
+    #[serde(default)]
+    pub sandbox: Option<SandboxConfig>,
 
     // ---- run settings (flags; CLI and env win) ----
     /// Path of an `implementation_plan.json` (`--plan`).

@@ -442,6 +442,43 @@ mod tests {
     }
 
     #[test]
+    fn sandbox_is_a_mode_or_a_mode_with_the_network() {
+        use crate::config::file::{SandboxConfig, SandboxMode};
+        let cases = [
+            ("sandbox: required\n", Some(SandboxMode::Required), None),
+            // A YAML 1.1 reader takes a bare `off` for false.
+            ("sandbox: off\n", Some(SandboxMode::Off), None),
+            ("sandbox: \"off\"\n", Some(SandboxMode::Off), None),
+            ("sandbox: {network: off}\n", None, Some(false)),
+            (
+                "sandbox:\n  mode: off\n  network: true\n",
+                Some(SandboxMode::Off),
+                Some(true),
+            ),
+        ];
+        for (text, mode, network) in cases {
+            let file = parse_config(&p(), text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(
+                file.sandbox,
+                Some(SandboxConfig { mode, network }),
+                "{text}"
+            );
+        }
+        for bad in [
+            "sandbox: maybe\n",
+            "sandbox: {network: sometimes}\n",
+            "sandbox: {mod: auto}\n",
+        ] {
+            let err = parse_config(&p(), bad).unwrap_err();
+            assert_eq!(err.line, Some(1), "{bad}: {err}");
+            assert!(
+                err.message.contains("sandbox") || err.message.contains("`mode`"),
+                "{bad}: {err}"
+            );
+        }
+    }
+
+    #[test]
     fn typo_in_yaml_names_line_and_column() {
         let err = parse_config(&p(), "risk_level: high\nmax_iteratons: 3\n").unwrap_err();
         assert_eq!((err.line, err.column), (Some(2), Some(1)), "{err}");

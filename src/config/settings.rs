@@ -140,6 +140,9 @@ pub struct FlagLayer {
         value_name = "sticky|off"
     )]
     pub comment: Option<CommentMode>,
+    /// How the change's code is confined: auto (a sandbox where one can be made, else say so), required (refuse to run it unsandboxed) or off [default: auto]
+    #[arg(long, env = "QA_LOOP_SANDBOX", global = true, value_enum)]
+    pub sandbox: Option<super::file::SandboxMode>,
     /// Check-run conclusion when the run stops with errors: failure (default) or neutral
     #[arg(
         long,
@@ -249,6 +252,30 @@ fn registry(file: &ConfigFile, shown: &str) -> crate::llm::registry::Registry {
         }
     }
     crate::llm::registry::Registry::new(entries)
+}
+
+/// `--sandbox` over `sandbox:`; a config file inside the checkout cannot switch the sandbox off
+/// (the change could), only make it stricter.
+fn sandbox_mode(
+    flags: &FlagLayer,
+    file: &ConfigFile,
+    shown: &str,
+    inside_checkout: bool,
+) -> super::file::SandboxMode {
+    use super::file::SandboxMode;
+    if let Some(mode) = flags.sandbox {
+        return mode;
+    }
+    match file.sandbox.and_then(|s| s.mode) {
+        Some(SandboxMode::Off) if inside_checkout => {
+            tracing::warn!(
+                "{shown}: `sandbox: off` is ignored in a config file inside the checkout (the change could switch it off): set the action input `sandbox` or --sandbox"
+            );
+            SandboxMode::Auto
+        }
+        Some(mode) => mode,
+        None => SandboxMode::Auto,
+    }
 }
 
 fn first<const N: usize>(options: [&Option<String>; N]) -> Option<String> {
@@ -366,6 +393,10 @@ pub struct Children {
     pub env_passthrough: Vec<String>,
     /// `secret_env` patterns.
     pub secret_env: Vec<String>,
+    /// How they are confined (`--sandbox`, `sandbox:`).
+    pub sandbox: super::file::SandboxMode,
+    /// Whether they keep the network (`sandbox.network`, default on).
+    pub sandbox_network: bool,
 }
 
 /// What the run prints and how it exits.
@@ -432,6 +463,7 @@ impl Settings {
         widen: bool,
     ) -> Settings {
         let shown = config_path.map_or("the config file".into(), |p| p.display().to_string());
+        let inside_checkout = config_path.is_some_and(|p| super::load::inside(p, root));
         if file.allow_pull_request_target_fixes.is_some() {
             tracing::warn!(
                 "{shown}: `allow_pull_request_target_fixes` is ignored in a config file (a pull request could switch it on): set the action input `allow-pull-request-target-fixes` or --allow-pull-request-target-fixes"
@@ -634,6 +666,8 @@ impl Settings {
                     )
                     .collect(),
                 notify: file.notify.clone(),
+                sandbox: sandbox_mode(flags, file, &shown, inside_checkout),
+                sandbox_network: file.sandbox.and_then(|s| s.network).unwrap_or(true),
             },
             output: Output {
                 verbosity: if flags.quiet {

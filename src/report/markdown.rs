@@ -142,6 +142,12 @@ pub fn report(r: &RunReport<'_>) -> String {
     if r.replayed {
         out.push_str("> **Replayed model:** the reviewer's and fixer's answers were replayed from a recorded session; tests, tools and files were real.\n\n");
     }
+    if let Some(note) = r.sandbox.as_ref().filter(|n| !n.confined) {
+        out.push_str(&format!(
+            "> [!WARNING]\n> **Unsandboxed:** {} (docs/security.md).\n\n",
+            note.how
+        ));
+    }
     let score = r
         .deciding()
         .map_or("–".to_string(), |d| d.score.to_string());

@@ -39,6 +39,27 @@ pub struct RunReport<'a> {
     pub analysis: Option<&'a str>,
     /// The MCP servers the agents had (state, tools, calls).
     pub mcp: Vec<crate::mcp::ServerStatus>,
+    /// How the change's code was confined (none when none of it ran).
+    pub sandbox: Option<SandboxNote>,
+}
+
+/// What the report says about the sandbox (SPEC §10).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SandboxNote {
+    /// Whether the change's code ran in a sandbox.
+    pub confined: bool,
+    /// How, or why not.
+    pub how: String,
+}
+
+impl SandboxNote {
+    /// The note for `sandbox`.
+    pub fn of(sandbox: &crate::sandbox::Sandbox) -> Self {
+        SandboxNote {
+            confined: sandbox.kind().is_some(),
+            how: sandbox.describe(),
+        }
+    }
 }
 
 impl RunReport<'_> {

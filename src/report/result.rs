@@ -36,6 +36,9 @@ pub struct QaResult<'a> {
     pub errors: &'a [String],
     pub not_shown_to_reviewer: &'a [String],
     pub replayed: bool,
+    /// How the change's code was confined (absent when none of it ran).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<&'a crate::report::SandboxNote>,
     /// The MCP servers the agents had.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub mcp_servers: &'a [crate::mcp::ServerStatus],
@@ -72,6 +75,7 @@ pub fn render(r: &RunReport<'_>) -> String {
         errors: r.errors,
         not_shown_to_reviewer: r.omitted_files,
         replayed: r.replayed,
+        sandbox: r.sandbox.as_ref(),
         mcp_servers: &r.mcp,
     };
     serde_json::to_string_pretty(&result).expect("the result serializes") + "\n"

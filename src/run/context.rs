@@ -30,6 +30,8 @@ pub struct RunContext {
     pub cancel: Cancel,
     /// Log output grouped per phase (`::group::`): inside GitHub Actions.
     pub groups: bool,
+    /// How the change's code is confined (SPEC §10), decided before any of it runs.
+    pub sandbox: crate::sandbox::Sandbox,
 }
 
 /// A run on a pull request.
@@ -102,6 +104,7 @@ pub async fn prepare(
         _ => None,
     };
     let diff_base = diff_base(root, settings, actions, pr.as_ref()).await?;
+    let sandbox = super::confine::sandbox_for(settings, trust.is_trusted())?;
     Ok(Prepared::Run(Box::new(RunContext {
         inputs,
         trust,
@@ -110,6 +113,7 @@ pub async fn prepare(
         provider,
         cancel,
         groups: actions.is_some(),
+        sandbox,
     })))
 }
 
@@ -118,6 +122,7 @@ pub async fn local(inputs: Inputs) -> Result<RunContext, RunError> {
     let cancel = Cancel::new();
     let provider = super::provider::provider(&inputs.settings, Some(&cancel))?;
     let diff_base = diff_base(&inputs.settings.paths.root, &inputs.settings, None, None).await?;
+    let sandbox = super::confine::sandbox_for(&inputs.settings, true)?;
     Ok(RunContext {
         inputs,
         trust: Trust::Trusted,
@@ -126,6 +131,7 @@ pub async fn local(inputs: Inputs) -> Result<RunContext, RunError> {
         provider,
         cancel,
         groups: false,
+        sandbox,
     })
 }
 

@@ -3,6 +3,7 @@
 //! that turn the run's events into outputs ([`events`], [`sinks`]).
 
 pub mod base;
+mod confine;
 pub mod context;
 pub mod events;
 pub mod provider;
@@ -77,7 +78,8 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
     if let Err(e) = ctx.cancel.on_signals() {
         tracing::warn!("cannot watch SIGINT/SIGTERM: {e}");
     }
-    let launcher = Launcher::new(&settings.env_policy(), ctx.cancel.clone());
+    let launcher =
+        Launcher::new(&settings.env_policy(), ctx.cancel.clone()).with_sandbox(ctx.sandbox.clone());
     let mcp = std::sync::Arc::new(if settings.children.mcp_servers.is_empty() {
         crate::mcp::Hub::empty()
     } else {
@@ -124,6 +126,10 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
         meter: &meter,
         omitted: &omitted,
         replayed: settings.models.provider == Some(crate::config::ProviderKind::Replay),
+        sandbox: ctx
+            .trust
+            .is_trusted()
+            .then(|| crate::report::SandboxNote::of(&ctx.sandbox)),
         fixes: Vec::new(),
         mcp: mcp.clone(),
     });

@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::AsyncReadExt;
-use tokio::process::Command;
 
 use super::capture::Capture;
 use crate::cancel::Cancel;
 use crate::config::env_vars::EnvPolicy;
 use crate::model::CommandOutcome;
+use crate::sandbox::Sandbox;
 
 /// How long a process group gets between SIGTERM and SIGKILL.
 pub const GRACE_PERIOD: Duration = Duration::from_secs(5);
@@ -33,6 +33,8 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 pub struct Launcher {
     env: Arc<Vec<(String, String)>>,
     cancel: Cancel,
+    /// How commands are confined (SPEC §10).
+    sandbox: Sandbox,
 }
 
 /// One command to run.
@@ -78,7 +80,21 @@ impl Launcher {
         Launcher {
             env: Arc::new(policy.apply(vars)),
             cancel,
+            sandbox: Sandbox::default(),
         }
+    }
+
+    /// The same launcher running its commands in `sandbox`.
+    pub fn with_sandbox(&self, sandbox: Sandbox) -> Self {
+        Launcher {
+            sandbox,
+            ..self.clone()
+        }
+    }
+
+    /// How its commands are confined.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
     }
 
     /// The same launcher with further variables set (e.g. `QA_FIX_REQUEST` for a fixer command).
@@ -92,7 +108,7 @@ impl Launcher {
         env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.clone())));
         Launcher {
             env: Arc::new(env),
-            cancel: self.cancel.clone(),
+            ..self.clone()
         }
     }
 
@@ -109,8 +125,8 @@ impl Launcher {
     /// The same launcher obeying `cancel` instead (a [`Cancel::child`] of its own).
     pub fn with_cancel(&self, cancel: Cancel) -> Self {
         Launcher {
-            env: self.env.clone(),
             cancel,
+            ..self.clone()
         }
     }
 
@@ -223,18 +239,27 @@ impl Launcher {
         let err = out.try_clone()?;
         // The command (holding the pipe's write end) is dropped right after the spawn, so the
         // reader sees EOF once the children are gone.
-        let child = Command::new("sh")
-            .arg("-c")
-            .arg(job.command)
-            .current_dir(job.cwd)
-            .env_clear()
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
+        let (mut cmd, input) =
+            self.sandbox
+                .command(&["/bin/sh", "-c", job.command], job.cwd, &self.env);
+        let mut child = cmd
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err))
             .process_group(0)
             .kill_on_drop(true)
             .spawn()?;
+        if let (Some(input), Some(stdin)) = (input, child.stdin.take()) {
+            // The sandbox helper reads its whole command before anything else happens, so the
+            // write cannot wait on the command's output.
+            let fd = stdin.into_owned_fd()?;
+            nix::fcntl::fcntl(
+                &fd,
+                nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
+            )
+            .map_err(std::io::Error::from)?;
+            let mut stdin = std::fs::File::from(fd);
+            std::io::Write::write_all(&mut stdin, &input)?;
+        }
         Ok((rx, child))
     }
 }

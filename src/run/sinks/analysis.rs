@@ -38,6 +38,7 @@ impl Sink for Analysis<'_> {
                         finished: true,
                         analysis: None,
                         mcp: Vec::new(),
+                        sandbox: None,
                     };
                     let task = analyst::task(&Record {
                         headline: report.headline(),

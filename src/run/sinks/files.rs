@@ -20,6 +20,8 @@ pub struct ReportFiles<'a> {
     /// Files of the diff the reviewer was not shown.
     pub omitted: &'a RefCell<Vec<String>>,
     pub replayed: bool,
+    /// How the change's code was confined (none when none of it ran).
+    pub sandbox: Option<crate::report::SandboxNote>,
     /// The fixer's summary after each iteration it worked on.
     pub fixes: Vec<(u32, String)>,
     /// The run's MCP servers (their state and calls go into the report).
@@ -45,6 +47,7 @@ impl ReportFiles<'_> {
             finished: final_write,
             analysis: out.analysis.as_deref(),
             mcp: self.mcp.status(),
+            sandbox: self.sandbox.clone(),
         };
         // The plan is updated once, at the end, so a run appends its iterations exactly once.
         let plan = self.plan.as_deref().filter(|_| final_write);

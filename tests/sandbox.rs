@@ -1,0 +1,359 @@
+//! The sandbox attacked the way the change's code would attack it (SPEC §10): the real binary
+//! runs as an unprivileged user **with** passwordless sudo (a GitHub-hosted runner) and as one
+//! **without** it (a self-hosted runner), and the project's test suite tries each attack. With
+//! the sandbox, every attack fails; with `--sandbox off` — the defence removed — each succeeds,
+//! so every assertion here can fail.
+//!
+//! Making the users needs root, and the sudo user needs `sudo`: CI runs as root and `.ci/run`
+//! installs sudo. Elsewhere the tests print why they did not run, and fail instead when
+//! `QA_LOOP_SANDBOX_TESTS=1`.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+
+const PLAIN: &str = "qa-sbx-plain";
+const SUDOER: &str = "qa-sbx-sudo";
+const API_KEY: &str = "sk-ant-api03-SANDBOXPROBEKEY0123456789";
+const GITHUB_TOKEN: &str = "ghs_SANDBOXPROBEGITHUBTOKEN012345678";
+const PUSH_TOKEN: &str = "github_pat_SANDBOXPROBEPUSHTOKEN0123";
+const CHECKOUT_TOKEN: &str = "ghs_SANDBOXPROBECHECKOUTCREDENTIAL9";
+
+static SETUP: Mutex<Option<Result<PathBuf, String>>> = Mutex::new(None);
+
+fn sh(cmd: &str) -> Result<(), String> {
+    let out = Command::new("sh").args(["-c", cmd]).output().unwrap();
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{cmd}`: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// The two users and a copy of the binary they can run; `Err` says why this machine cannot.
+fn setup() -> Result<PathBuf, String> {
+    let mut done = SETUP.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(r) = done.as_ref() {
+        return r.clone();
+    }
+    let r = (|| {
+        if !nix::unistd::geteuid().is_root() {
+            return Err("not root: cannot make the test users".to_string());
+        }
+        if !Path::new("/usr/bin/sudo").exists() {
+            return Err("sudo is not installed (apt-get install sudo)".into());
+        }
+        for user in [PLAIN, SUDOER] {
+            if sh(&format!("id -u {user} >/dev/null 2>&1")).is_err() {
+                sh(&format!("useradd --create-home --shell /bin/sh {user}"))?;
+            }
+        }
+        std::fs::write(
+            format!("/etc/sudoers.d/{SUDOER}"),
+            format!("{SUDOER} ALL=(ALL) NOPASSWD:ALL\n"),
+        )
+        .map_err(|e| e.to_string())?;
+        std::fs::set_permissions(
+            format!("/etc/sudoers.d/{SUDOER}"),
+            std::fs::Permissions::from_mode(0o440),
+        )
+        .map_err(|e| e.to_string())?;
+        sh(&format!("sudo -n -u {SUDOER} sudo -n true"))?;
+        // A root-owned copy the users can run (the target directory may not be theirs to read).
+        let dir = PathBuf::from(format!("/tmp/qa-sbx-bin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let bin = dir.join("qa-loop");
+        std::fs::copy(env!("CARGO_BIN_EXE_qa-loop"), &bin).map_err(|e| e.to_string())?;
+        Ok(bin)
+    })();
+    *done = Some(r.clone());
+    r
+}
+
+/// Runs `test` when the machine can; otherwise says why (and fails when it must run).
+fn with_setup(test: impl FnOnce(&Path)) {
+    match setup() {
+        Ok(bin) => test(&bin),
+        Err(why) if std::env::var_os("QA_LOOP_SANDBOX_TESTS").is_some() => {
+            panic!("QA_LOOP_SANDBOX_TESTS is set but the sandbox tests cannot run: {why}")
+        }
+        Err(why) => eprintln!("sandbox attack tests not run: {why}"),
+    }
+}
+
+/// A project owned by `user` whose test suite is `script`, a runner temp directory holding
+/// the checkout's persisted credential and the step's output file, and a loot directory.
+struct Scene {
+    base: tempfile::TempDir,
+    user: &'static str,
+}
+
+impl Scene {
+    fn new(user: &'static str, script: &str) -> Scene {
+        let base = tempfile::Builder::new()
+            .prefix("qa-sbx-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        std::fs::set_permissions(base.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let s = Scene { base, user };
+        let repo = s.repo();
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::create_dir_all(s.runner_temp().join("_runner_file_commands")).unwrap();
+        std::fs::write(s.output(), "").unwrap();
+        // actions/checkout v6 keeps the token in a config file under $RUNNER_TEMP.
+        std::fs::write(
+            s.runner_temp().join("git-credentials-1234.config"),
+            format!("[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic {CHECKOUT_TOKEN}\n"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(s.loot()).unwrap();
+        std::fs::set_permissions(s.loot(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let script = script
+            .replace("$LOOT", &s.loot().display().to_string())
+            .replace("$OUT", &s.output().display().to_string())
+            .replace("$RTEMP", &s.runner_temp().display().to_string())
+            .replace("$REPO", &repo.display().to_string());
+        std::fs::write(repo.join("attack.sh"), script).unwrap();
+        std::fs::write(
+            repo.join("qa-loop.yml"),
+            "risk_level: low\nunit_tests:\n  commands: [\"sh attack.sh\"]\n",
+        )
+        .unwrap();
+        std::fs::write(repo.join(".gitignore"), ".qa-loop/\n").unwrap();
+        let approve = serde_json::json!({"calls": [{"role": "reviewer", "tool_calls": [{"id": "v1",
+            "name": "submit_verdict", "arguments": {"status": "approved", "score": 95,
+            "confidence": 0.9, "summary": "fine", "criteria": [], "issues": []}}]}]});
+        std::fs::write(repo.join("session.json"), approve.to_string()).unwrap();
+        for args in [
+            &["init", "-q"][..],
+            &["add", "-A"],
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-q",
+                "-m",
+                "init",
+            ],
+        ] {
+            assert!(
+                Command::new("git")
+                    .current_dir(&repo)
+                    .args(args)
+                    .status()
+                    .unwrap()
+                    .success()
+            );
+        }
+        sh(&format!(
+            "chown -R {user}: {} {}",
+            repo.display(),
+            s.runner_temp().display()
+        ))
+        .unwrap();
+        s
+    }
+
+    fn repo(&self) -> PathBuf {
+        self.base.path().join("repo")
+    }
+    fn runner_temp(&self) -> PathBuf {
+        self.base.path().join("runner-temp")
+    }
+    fn output(&self) -> PathBuf {
+        self.runner_temp()
+            .join("_runner_file_commands/set_output_1")
+    }
+    fn loot(&self) -> PathBuf {
+        self.base.path().join("loot")
+    }
+    fn looted(&self, name: &str) -> String {
+        std::fs::read_to_string(self.loot().join(name)).unwrap_or_default()
+    }
+
+    /// `qa-loop run --mode review` as the scene's user, with the secrets in its environment as
+    /// a runner gives them; then waits for the daemons' 3 s to pass.
+    fn run(&self, bin: &Path, sandbox: &str) -> (std::process::Output, serde_json::Value) {
+        let home = format!("/home/{}", self.user);
+        let out = Command::new("setpriv")
+            .args([
+                &format!("--reuid={}", self.user),
+                &format!("--regid={}", self.user),
+                "--init-groups",
+                "env",
+                "-i",
+                &format!("HOME={home}"),
+                "PATH=/usr/local/bin:/usr/bin:/bin",
+                &format!("USER={}", self.user),
+                &format!("QA_LOOP_API_KEY={API_KEY}"),
+                &format!("GITHUB_TOKEN={GITHUB_TOKEN}"),
+                &format!("QA_LOOP_PUSH_TOKEN={PUSH_TOKEN}"),
+                &format!("RUNNER_TEMP={}", self.runner_temp().display()),
+                &format!("GITHUB_OUTPUT={}", self.output().display()),
+                "NO_COLOR=1",
+            ])
+            .arg(bin)
+            .args([
+                "run",
+                "--provider",
+                "replay",
+                "--replay-session",
+                "session.json",
+                "--mode",
+                "review",
+                "--sandbox",
+                sandbox,
+            ])
+            .current_dir(self.repo())
+            .output()
+            .unwrap();
+        std::thread::sleep(Duration::from_secs(4));
+        let result = std::fs::read_to_string(self.repo().join(".qa-loop/qa-result.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+        (out, result)
+    }
+}
+
+/// Every attack of the change's test suite at once (SPEC §10; issue 35 points 1–3).
+const ATTACK: &str = r#"
+# 1. The hunt for secrets: every process's environment, with sudo and without.
+for p in /proc/[0-9]*; do sudo -n cat $p/environ 2>/dev/null; echo; done | tr '\0' '\n' > $LOOT/sudo-environ
+for p in /proc/[0-9]*; do cat $p/environ 2>/dev/null; echo; done | tr '\0' '\n' > $LOOT/environ
+sudo -n id -u > $LOOT/sudo-id 2>/dev/null
+# The checkout's persisted credential in the runner's temp directory.
+cat $RTEMP/*.config > $LOOT/credentials 2>/dev/null
+# 2. .git/config rewritten now, and by a daemon after qa-loop's checks.
+printf '[alias]\n\tnow = !id\n' >> .git/config 2>/dev/null
+setsid sh -c 'sleep 3; printf "[alias]\n\tlater = !id\n" >> $REPO/.git/config' >/dev/null 2>&1 </dev/null &
+# 3. A daemon that outlives qa-loop and forges the step's outputs.
+setsid sh -c 'sleep 3; echo verdict=approved >> $OUT; echo ran > $LOOT/daemon' >/dev/null 2>&1 </dev/null &
+# qa-loop itself: visible, signalable?
+ps -eo pid,comm > $LOOT/processes 2>/dev/null
+exit 0
+"#;
+
+fn secrets_in(text: &str) -> Vec<&'static str> {
+    [API_KEY, GITHUB_TOKEN, PUSH_TOKEN, CHECKOUT_TOKEN]
+        .into_iter()
+        .filter(|s| text.contains(s))
+        .collect()
+}
+
+fn attacks_fail(user: &'static str, kind: &str) {
+    with_setup(|bin| {
+        let scene = Scene::new(user, ATTACK);
+        let (out, result) = scene.run(bin, "auto");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert_eq!(result["sandbox"]["confined"], true, "{err}");
+        let how = result["sandbox"]["how"].as_str().unwrap_or_default();
+        assert!(how.contains(kind), "{how}");
+        for loot in ["sudo-environ", "environ", "credentials"] {
+            assert_eq!(
+                secrets_in(&scene.looted(loot)),
+                Vec::<&str>::new(),
+                "{loot}"
+            );
+        }
+        assert!(
+            !scene.looted("sudo-id").trim().starts_with('0'),
+            "sudo elevated inside the sandbox"
+        );
+        let processes = scene.looted("processes");
+        assert!(!processes.contains("qa-loop"), "{processes}");
+        let config = std::fs::read_to_string(scene.repo().join(".git/config")).unwrap();
+        assert!(!config.contains("alias"), "{config}");
+        let output = std::fs::read_to_string(scene.output()).unwrap();
+        assert!(!output.contains("verdict=approved"), "{output}");
+        assert_eq!(scene.looted("daemon"), "", "a daemon outlived the run");
+    });
+}
+
+#[test]
+fn with_sudo_every_attack_of_the_suite_fails() {
+    attacks_fail(SUDOER, "sudo");
+}
+
+#[test]
+fn without_sudo_every_attack_of_the_suite_fails() {
+    attacks_fail(PLAIN, "user namespaces");
+}
+
+/// The mutation check of the two tests above: the same attacks with the sandbox off succeed.
+#[test]
+fn with_the_sandbox_off_the_same_attacks_succeed() {
+    with_setup(|bin| {
+        let sudo = Scene::new(SUDOER, ATTACK);
+        let (out, result) = sudo.run(bin, "off");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(result["sandbox"]["confined"], false, "{err}");
+        assert!(err.contains("UNSANDBOXED"), "{err}");
+        // Root reads qa-loop's environment: the key and both tokens.
+        let found = secrets_in(&sudo.looted("sudo-environ"));
+        assert!(found.contains(&API_KEY), "{found:?}");
+        assert!(found.contains(&PUSH_TOKEN), "{found:?}");
+        assert_eq!(sudo.looted("sudo-id").trim(), "0");
+        let plain = Scene::new(PLAIN, ATTACK);
+        plain.run(bin, "off");
+        assert!(secrets_in(&plain.looted("credentials")).contains(&CHECKOUT_TOKEN));
+        let config = std::fs::read_to_string(plain.repo().join(".git/config")).unwrap();
+        assert!(config.contains("now = !id"), "{config}");
+        assert!(config.contains("later = !id"), "{config}");
+        let output = std::fs::read_to_string(plain.output()).unwrap();
+        assert!(output.contains("verdict=approved"), "{output}");
+        assert!(plain.looted("processes").contains("qa-loop"));
+    });
+}
+
+/// `sandbox: required` refuses to run the change's code where no sandbox can be made; `off`
+/// in a config file inside the checkout is ignored (the change could write it).
+#[test]
+fn off_in_the_checkouts_config_is_ignored() {
+    with_setup(|bin| {
+        let scene = Scene::new(PLAIN, ATTACK);
+        let config = scene.repo().join("qa-loop.yml");
+        let text = std::fs::read_to_string(&config).unwrap() + "sandbox: off\n";
+        std::fs::write(&config, text).unwrap();
+        let home = format!("/home/{PLAIN}");
+        let out = Command::new("setpriv")
+            .args([
+                &format!("--reuid={PLAIN}"),
+                &format!("--regid={PLAIN}"),
+                "--init-groups",
+                "env",
+                "-i",
+                &format!("HOME={home}"),
+                "PATH=/usr/bin:/bin",
+            ])
+            .arg(bin)
+            .args([
+                "run",
+                "--provider",
+                "replay",
+                "--replay-session",
+                "session.json",
+                "--mode",
+                "review",
+            ])
+            .current_dir(scene.repo())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("`sandbox: off` is ignored"), "{err}");
+        let result: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(scene.repo().join(".qa-loop/qa-result.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(result["sandbox"]["confined"], true, "{err}");
+    });
+}
