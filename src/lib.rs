@@ -19,6 +19,7 @@ pub mod github;
 pub mod llm;
 pub mod mcp;
 pub mod model;
+pub mod nofollow;
 pub mod notify;
 pub mod report;
 pub mod retry;

@@ -222,8 +222,8 @@ pub async fn commits_since(
             }
             Some(CommitLine {
                 sha,
-                author: f.next().unwrap_or_default().to_string(),
-                subject: f.next().unwrap_or_default().to_string(),
+                author: crate::text::visible(f.next().unwrap_or_default()),
+                subject: crate::text::visible(f.next().unwrap_or_default()),
                 fix_iteration: f
                     .next()
                     .and_then(|t| t.split(',').next())

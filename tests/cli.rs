@@ -1648,3 +1648,111 @@ fn events_jsonl_writes_one_line_per_run_event() {
             .all(|l| l["at"].as_str().is_some_and(|t| t.ends_with('Z')))
     );
 }
+
+/// Issue 35, point 5: a committed link as the out dir makes the run refuse before anything is
+/// written (nothing lands outside the checkout); a link as `QA_FIX_REQUEST.md` is neither read
+/// nor moved into the out dir; a test report that is a link to an outside file is not read.
+#[test]
+fn links_in_the_checkout_are_never_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("credentials");
+    std::fs::write(&secret, "OUTSIDE-SECRET-CONTENT\n").unwrap();
+    project(dir.path(), json!({"calls": [verdict("approved", 95, "")]}));
+    std::os::unix::fs::symlink(outside.path(), dir.path().join(".qa-loop")).unwrap();
+    let o = replay_run(dir.path(), &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("reached through a link"),
+        "{}",
+        stderr(&o)
+    );
+    let left: Vec<_> = std::fs::read_dir(outside.path()).unwrap().collect();
+    assert_eq!(left.len(), 1, "something was written outside the checkout");
+
+    std::fs::remove_file(dir.path().join(".qa-loop")).unwrap();
+    std::os::unix::fs::symlink(&secret, dir.path().join("QA_FIX_REQUEST.md")).unwrap();
+    std::os::unix::fs::symlink(&secret, dir.path().join("report.xml")).unwrap();
+    std::fs::write(
+        dir.path().join("qa-loop.yml"),
+        "risk_level: low\nunit_tests:\n  commands: [\"python3 test_calc.py || true\"]\n  junit: [\"report.xml\"]\n",
+    )
+    .unwrap();
+    let o = replay_run(dir.path(), &[]);
+    assert!(stderr(&o).contains("a link, not read"), "{}", stderr(&o));
+    assert!(
+        dir.path().join("QA_FIX_REQUEST.md").is_symlink(),
+        "the link was moved"
+    );
+    let mut everything = stderr(&o);
+    for entry in walk(&dir.path().join(".qa-loop")) {
+        assert!(!entry.is_symlink(), "{} is a link", entry.display());
+        everything.push_str(&std::fs::read_to_string(&entry).unwrap_or_default());
+    }
+    assert!(
+        !everything.contains("OUTSIDE-SECRET-CONTENT"),
+        "{everything}"
+    );
+    assert!(
+        everything.contains("is a link"),
+        "the report names the refused link"
+    );
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() && !p.is_symlink() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Issue 35, point 7: a value qa-loop substitutes into an MCP server's `env` (`${NAME}`) is a
+/// secret: when the server prints it, the model, the reports and the log get `***`, and test
+/// commands never get the variable.
+#[test]
+fn a_secret_given_to_an_mcp_server_is_redacted_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = "mcp-secret-value-7f3a9c";
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/test_server.py");
+    project(
+        dir.path(),
+        json!({"calls": [
+            {"role": "reviewer", "tool_calls": [{"id": "m1", "name": "mcp__test__env", "arguments": {"name": "TOKEN"}}]},
+            {"role": "reviewer", "expect_tool_results": ["***"], "expect_not_in_request": [secret],
+             "tool_calls": [{"id": "v1", "name": "submit_verdict", "arguments": {"status": "approved",
+               "score": 95, "confidence": 0.9, "summary": "s", "criteria": [], "issues": []}}]}
+        ]}),
+    );
+    std::fs::write(
+        dir.path().join("calc.py"),
+        "def add(a, b):\n    return a + b\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("qa-loop.yml"),
+        format!(
+            "risk_level: low\nunit_tests:\n  commands: [\"env > child-env.txt\", \"python3 test_calc.py\"]\nmcp_servers:\n  test:\n    command: python3\n    args: [{:?}, ok]\n    env: {{TOKEN: \"Bearer ${{MCP_TEST_SECRET}}\"}}\n    agents: [reviewer]\n",
+            server.display().to_string()
+        ),
+    )
+    .unwrap();
+    let o = replay_cmd(dir.path(), &[])
+        .env("MCP_TEST_SECRET", secret)
+        .output()
+        .unwrap();
+    let r = qa_result(dir.path());
+    assert_eq!(r["verdict"], "approved", "{} {}", r["errors"], stderr(&o));
+    let child_env = std::fs::read_to_string(dir.path().join("child-env.txt")).unwrap();
+    assert!(!child_env.contains("MCP_TEST_SECRET"), "{child_env}");
+    let mut everything = format!("{}{}", stderr(&o), String::from_utf8_lossy(&o.stdout));
+    for entry in walk(&dir.path().join(".qa-loop")) {
+        everything.push_str(&std::fs::read_to_string(&entry).unwrap_or_default());
+    }
+    assert!(!everything.contains(secret), "the secret was published");
+}

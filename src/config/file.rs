@@ -1305,6 +1305,28 @@ pub struct WebhookNotify {
     pub secret_env: Option<String>,
 }
 
+impl McpServerConfig {
+    /// The variables whose values qa-loop substitutes (`${NAME}`) into the server's `env` or
+    /// `headers`: each value is a secret (redacted everywhere, kept from test commands).
+    pub fn secret_vars(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for value in self.env.values().chain(self.headers.values()) {
+            let mut rest = value.as_str();
+            while let Some(i) = rest.find("${") {
+                let Some(j) = rest[i + 2..].find('}') else {
+                    break;
+                };
+                let name = &rest[i + 2..i + 2 + j];
+                if !name.is_empty() && !out.iter().any(|n| n == name) {
+                    out.push(name.to_string());
+                }
+                rest = &rest[i + 2 + j + 1..];
+            }
+        }
+        out
+    }
+}
+
 impl NotifyConfig {
     /// The variables the targets read their secrets from.
     pub fn secret_vars(&self) -> Vec<String> {

@@ -653,7 +653,8 @@ impl Settings {
                     .filter(|c| !c.trim().is_empty()),
                 mcp_servers: file.mcp_servers.clone().unwrap_or_default(),
                 env_passthrough: file.env_passthrough.clone().unwrap_or_default(),
-                // The variables notifications read their secrets from are secrets too.
+                // The variables notifications read their secrets from, and those substituted
+                // into an MCP server's `env` or `headers`, are secrets too.
                 secret_env: file
                     .secret_env
                     .clone()
@@ -663,6 +664,12 @@ impl Settings {
                         file.notify
                             .iter()
                             .flat_map(super::file::NotifyConfig::secret_vars),
+                    )
+                    .chain(
+                        file.mcp_servers
+                            .iter()
+                            .flat_map(|s| s.values())
+                            .flat_map(super::file::McpServerConfig::secret_vars),
                     )
                     .collect(),
                 notify: file.notify.clone(),

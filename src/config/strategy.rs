@@ -170,9 +170,10 @@ pub struct Sourced {
 }
 
 impl Sourced {
+    /// A criterion as it may reach a model: hidden carriers stripped ([`crate::text::visible`]).
     pub fn new(text: impl Into<String>, origin: impl Into<String>) -> Sourced {
         Sourced {
-            text: text.into(),
+            text: crate::text::visible(&text.into()).trim().to_string(),
             origin: origin.into(),
         }
     }

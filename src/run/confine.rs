@@ -36,6 +36,25 @@ pub fn sandbox_for(settings: &Settings, trusted: bool) -> Result<Sandbox, RunErr
     Ok(sandbox)
 }
 
+/// qa-loop's own files in the checkout — the out dir and the plan — are reached through no
+/// link (a link committed by the change would send the reports, or the plan's rewrite, outside
+/// the checkout, or an outside file into an uploaded artifact).
+pub fn own_paths_are_real(settings: &Settings) -> Result<(), RunError> {
+    let root = &settings.paths.root;
+    let paths = std::iter::once(("the out dir", &settings.paths.out_dir))
+        .chain(settings.paths.plan.iter().map(|p| ("the plan", p)));
+    for (what, path) in paths {
+        if let Some(link) = crate::nofollow::first_link(root, path) {
+            return Err(RunError::Refused(format!(
+                "{what} {} is reached through a link ({}): qa-loop does not follow links in the checkout; remove the link or pass --out-dir/--plan outside it",
+                path.display(),
+                link.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// What commands must not reach (the runner's temp directory and file-command files, container
 /// daemons' sockets) and what they see read-only (the repository's git directories, the out dir,
 /// qa-loop's binary).

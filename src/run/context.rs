@@ -104,6 +104,7 @@ pub async fn prepare(
         _ => None,
     };
     let diff_base = diff_base(root, settings, actions, pr.as_ref()).await?;
+    super::confine::own_paths_are_real(settings)?;
     let sandbox = super::confine::sandbox_for(settings, trust.is_trusted())?;
     Ok(Prepared::Run(Box::new(RunContext {
         inputs,
@@ -122,6 +123,7 @@ pub async fn local(inputs: Inputs) -> Result<RunContext, RunError> {
     let cancel = Cancel::new();
     let provider = super::provider::provider(&inputs.settings, Some(&cancel))?;
     let diff_base = diff_base(&inputs.settings.paths.root, &inputs.settings, None, None).await?;
+    super::confine::own_paths_are_real(&inputs.settings)?;
     let sandbox = super::confine::sandbox_for(&inputs.settings, true)?;
     Ok(RunContext {
         inputs,

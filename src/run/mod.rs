@@ -562,7 +562,14 @@ fn human_fix_request(settings: &Settings) -> Vec<crate::model::Issue> {
     }
     places.push(root.join(crate::report::files::FIX_REQUEST));
     let Some((path, text)) = places.into_iter().find_map(|p| {
-        let text = std::fs::read_to_string(&p).ok()?;
+        if let Some(link) = crate::nofollow::first_link(root, &p) {
+            tracing::warn!(
+                "{}: a link, not read (qa-loop does not follow links in the checkout)",
+                link.display()
+            );
+            return None;
+        }
+        let text = crate::nofollow::read_to_string(root, &p).ok()?;
         (!text.trim().is_empty()).then_some((p, text))
     }) else {
         return Vec::new();
@@ -589,7 +596,7 @@ fn human_fix_request(settings: &Settings) -> Vec<crate::model::Issue> {
         file: None,
         line: None,
         file_lines: None,
-        description: crate::text::clip(text.trim(), 16_000),
+        description: crate::text::clip(crate::text::visible(&text).trim(), 16_000),
         fix: "Do what the request asks, then `finish` with a summary of what you changed.".into(),
         recurs: None,
     }]
@@ -615,13 +622,17 @@ const PR_DESCRIPTION_CHARS: usize = 4000;
 /// The pull request's title and description, as the reviewer is shown them.
 fn pull_request_text(pr: Option<&PrRun>) -> Option<String> {
     let p = pr?.origin.pr.as_ref()?;
-    let body = p.body.trim();
+    let (title, body) = (
+        crate::text::visible(&p.title),
+        crate::text::visible(&p.body),
+    );
+    let body = body.trim();
     Some(if body.is_empty() {
-        format!("{}\n\n(no description)", p.title.trim())
+        format!("{}\n\n(no description)", title.trim())
     } else {
         format!(
             "{}\n\n{}",
-            p.title.trim(),
+            title.trim(),
             crate::text::clip(body, PR_DESCRIPTION_CHARS)
         )
     })

@@ -502,7 +502,7 @@ fn junit_results(
                 .push(format!("{shown} is older than this run and was ignored"));
             continue;
         }
-        match std::fs::read_to_string(&path)
+        match crate::nofollow::read_to_string(root, &path)
             .map_err(|e| e.to_string())
             .and_then(|t| junit::parse(&t))
         {
@@ -942,7 +942,7 @@ pub fn coverage_gate(
     let mut sources = Vec::new();
     for path in &paths {
         let shown = display_path(root, path);
-        let parsed = std::fs::read_to_string(path)
+        let parsed = crate::nofollow::read_to_string(root, path)
             .map_err(|e| e.to_string())
             .and_then(|text| coverage::parse(&text));
         match parsed {

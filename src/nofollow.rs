@@ -1,0 +1,90 @@
+//! Files qa-loop itself reads or writes in the checkout, never through a link (SPEC §10): a
+//! link committed by the change (or planted by its tests) as the out dir, `QA_FIX_REQUEST.md`
+//! or a test report would make qa-loop write outside the checkout, or read — outside the
+//! sandbox, with qa-loop's reach — a file the change's code could not (the runner's credential
+//! files) into a report, the model's context or an uploaded artifact.
+
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+/// The first component of `path` at or below `root` that is a symbolic link, if any. Only the
+/// part of `path` inside `root` is checked (a path outside the checkout is the caller's choice).
+pub fn first_link(root: &Path, path: &Path) -> Option<PathBuf> {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let (root, path) = (abs(root), abs(path));
+    let rest = path.strip_prefix(&root).ok()?;
+    let mut at = root;
+    for c in rest.components() {
+        match c {
+            Component::Normal(name) => at.push(name),
+            // `..` inside the checkout's part: judged on the lexical path, refuse to guess.
+            Component::ParentDir => return Some(at),
+            _ => continue,
+        }
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => return Some(at),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
+/// Reads the regular file at `path` (inside `root`) as text: refused when any component is a
+/// link, opened with `O_NOFOLLOW` (a link swapped in after the check fails to open) and
+/// `O_NONBLOCK` (a FIFO cannot stall the run), its kind read from the open handle.
+pub fn read_to_string(root: &Path, path: &Path) -> std::io::Result<String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(link) = first_link(root, path) {
+        return Err(std::io::Error::other(format!(
+            "{} is a link: qa-loop does not follow links in the checkout",
+            link.display()
+        )));
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text)?;
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_anywhere_on_the_path_are_found_and_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("repo");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(root.join("reports")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("secret"), "token").unwrap();
+        std::fs::write(root.join("reports/real.xml"), "<testsuite/>").unwrap();
+        std::os::unix::fs::symlink(outside.join("secret"), root.join("reports/unit.xml")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("out")).unwrap();
+        assert_eq!(
+            read_to_string(&root, &root.join("reports/real.xml")).unwrap(),
+            "<testsuite/>"
+        );
+        let err = read_to_string(&root, &root.join("reports/unit.xml")).unwrap_err();
+        assert!(err.to_string().contains("is a link"), "{err}");
+        assert_eq!(
+            first_link(&root, &root.join("out/secret")),
+            Some(root.join("out"))
+        );
+        assert!(read_to_string(&root, &root.join("out/secret")).is_err());
+        assert_eq!(first_link(&root, &root.join("reports/new/x")), None);
+        // A FIFO neither blocks nor counts as a file.
+        nix::unistd::mkfifo(&root.join("fifo"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert!(read_to_string(&root, &root.join("fifo")).is_err());
+    }
+}
