@@ -219,6 +219,7 @@ mod tests {
             command: None,
             association: "OWNER".into(),
             words: String::new(),
+            created_at: String::new(),
         };
         let run = |head_repo: &str| Trigger::WorkflowRun {
             action: "completed".into(),

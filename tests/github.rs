@@ -57,6 +57,9 @@ struct Gh {
     /// `GET /user` answers this login (a user's token); unset, it answers 403 as GitHub does
     /// for the job's installation token.
     token_user: Option<String>,
+    /// When GitHub first saw each commit (its check suite's `created_at`); unset: the
+    /// example's 2011 time, before every comment of the fixtures.
+    pushed_at: std::collections::HashMap<String, String>,
 }
 
 fn percent_decode(s: &str) -> String {
@@ -301,6 +304,14 @@ fn answer(
                 return bad_gateway();
             }
             Json(review).into_response()
+        }
+        ("GET", ["", "commits", sha, "check-suites"]) => {
+            let mut list = template("check-suite-paginated");
+            list["check_suites"][0]["head_sha"] = json!(sha);
+            if let Some(at) = g.pushed_at.get(*sha) {
+                list["check_suites"][0]["created_at"] = json!(at);
+            }
+            Json(list).into_response()
         }
         ("GET", ["", "collaborators", login, "permission"]) => {
             let (permission, role) = if g.writers.iter().any(|w| w == login) {
@@ -1312,6 +1323,64 @@ fn critical_changes_need_a_sign_off_by_a_writer() {
             .count(),
         1
     );
+}
+
+/// Issue 35, point 4: `/qa approve` signs off the head that was current when it was written
+/// (or the commit it names). A head GitHub first saw after the comment stays waiting; naming
+/// the earlier head does not approve the new one; naming the new one does.
+#[test]
+fn a_sign_off_approves_the_head_it_was_written_for_not_a_later_one() {
+    let dir = tempfile::tempdir().unwrap();
+    approved_project(dir.path(), |config| {
+        config.replace(
+            "risk_level: low",
+            "risk_level: critical\ne2e_tests:\n  commands: [\"python3 test_calc.py\"]",
+        )
+    });
+    let gh: Shared = Arc::default();
+    let api = start(gh.clone());
+    waits_for_a_signoff(dir.path(), &api, &gh);
+    let a = git_out(dir.path(), &["rev-parse", "HEAD"])
+        .trim()
+        .to_string();
+    // Head B, pushed after the writer's comment (2019 in the fixture).
+    std::fs::write(dir.path().join("notes.txt"), "pushed later\n").unwrap();
+    git(dir.path(), &["add", "notes.txt"]);
+    git(dir.path(), &["commit", "-qm", "B"]);
+    let b = git_out(dir.path(), &["rev-parse", "HEAD"])
+        .trim()
+        .to_string();
+    gh.lock()
+        .unwrap()
+        .pushed_at
+        .insert(b.clone(), "2030-01-01T00:00:00Z".into());
+    let o = approve_as_writer(dir.path(), &api, &gh);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("pushed after the comment"),
+        "{}",
+        stderr(&o)
+    );
+    let again = |words: &str| {
+        std::fs::write(
+            dir.path().join("session.json"),
+            json!({"calls": [verdict("approved", 95)]}).to_string(),
+        )
+        .unwrap();
+        run_comment(dir.path(), &api, &gh, &format!("/qa approve {words}"))
+    };
+    let o = again(&a[..12]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("a new sign-off is needed"),
+        "{}",
+        stderr(&o)
+    );
+    let o = again(&b[..12]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let g = gh.lock().unwrap();
+    assert_eq!(g.check_runs.last().unwrap()["conclusion"], "success");
+    assert_eq!(g.check_runs.last().unwrap()["head_sha"], json!(b));
 }
 
 /// A conversation scenario left for a human (`approval_mode: manual`: the agent asked for an

@@ -91,8 +91,11 @@ pub enum Trigger {
         command: Option<QaCommand>,
         /// `OWNER`, `MEMBER`, `COLLABORATOR`, … (a hint; write permission is checked by API).
         association: String,
-        /// The human's words after the command (see [`command_words`]).
+        /// The human's words after the command (see [`command_words`]); for `/qa approve`, the
+        /// commit it names, if any.
         words: String,
+        /// When the comment was written (`comment.created_at`, RFC 3339 as GitHub sends it).
+        created_at: String,
     },
     /// `workflow_dispatch` with a `pr` input.
     Dispatch { pr_number: Option<u64> },
@@ -151,8 +154,15 @@ pub fn parse(name: &str, payload: &Value) -> Result<Event, String> {
                 pr_number: number(payload, "/issue/number")?,
                 words: match command {
                     Some(QaCommand::Resume | QaCommand::Fix) => command_words(&body),
+                    // `/qa approve <sha>`: only the first word counts.
+                    Some(QaCommand::Approve) => command_words(&body)
+                        .split_whitespace()
+                        .next()
+                        .unwrap_or_default()
+                        .to_string(),
                     _ => String::new(),
                 },
+                created_at: text(payload, "/comment/created_at").unwrap_or_default(),
                 command,
                 association: text(payload, "/comment/author_association").unwrap_or_default(),
             }

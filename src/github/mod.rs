@@ -13,4 +13,5 @@ pub mod event;
 pub mod origin;
 pub mod publish;
 pub mod push;
+pub mod signoff;
 pub mod sticky;

@@ -202,3 +202,23 @@ pub async fn can_write(gh: &GitHub, repo: &str, login: &str) -> bool {
         }
     }
 }
+
+/// When GitHub first saw `sha`: the earliest `created_at` of its check suites (made by GitHub
+/// when the commit is pushed, so not a time the pusher can write, as a committer date is).
+/// `None` when it has none or they cannot be read.
+pub async fn first_seen(gh: &GitHub, repo: &str, sha: &str) -> Option<String> {
+    let path = format!("repos/{repo}/commits/{sha}/check-suites?per_page=100");
+    match gh.get(&path).await {
+        Ok(v) => v["check_suites"]
+            .as_array()?
+            .iter()
+            .filter_map(|s| s["created_at"].as_str())
+            .filter_map(|t| Some((super::signoff::seconds(t)?, t.to_string())))
+            .min()
+            .map(|(_, t)| t),
+        Err(e) => {
+            tracing::warn!("cannot read when {sha} was pushed: {e}");
+            None
+        }
+    }
+}

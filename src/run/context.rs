@@ -216,9 +216,14 @@ async fn pr_run(origin: Box<Origin>, inputs: &Inputs, trust: &Trust) -> Option<P
     let settings = &inputs.settings;
     origin.env.github_token.as_ref()?;
     let pr = origin.pr.clone()?;
-    let (command, words) = match &origin.event.trigger {
-        event::Trigger::Comment { command, words, .. } => (*command, words.clone()),
-        _ => (None, String::new()),
+    let (command, words, commented_at) = match &origin.event.trigger {
+        event::Trigger::Comment {
+            command,
+            words,
+            created_at,
+            ..
+        } => (*command, words.clone(), created_at.clone()),
+        _ => (None, String::new(), String::new()),
     };
     let target = Target {
         repo: origin.env.repository.clone(),
@@ -243,7 +248,7 @@ async fn pr_run(origin: Box<Origin>, inputs: &Inputs, trust: &Trust) -> Option<P
                 .as_ref()
                 .is_some_and(|c| !c.scenarios.is_empty()));
     let signoff = match wants_signoff {
-        true => signoff(&origin, &target, settings).await,
+        true => signoff(&origin, &target, &commented_at, settings).await,
         false => None,
     };
     Some(PrRun {
@@ -275,22 +280,43 @@ fn push_plan(origin: &Origin, target: &Target) -> PushPlan {
 }
 
 /// `/qa approve` from a user with write access signs a `critical` change off, and the
-/// conversation scenarios left for a human (`approval_mode: manual`).
-async fn signoff(origin: &Origin, target: &Target, settings: &config::Settings) -> Option<String> {
+/// conversation scenarios left for a human (`approval_mode: manual`) — for one commit: the one
+/// the comment names (`/qa approve <sha>`), else the head that was current when the comment was
+/// written. A head pushed after the comment needs a new sign-off.
+async fn signoff(
+    origin: &Origin,
+    target: &Target,
+    commented_at: &str,
+    settings: &config::Settings,
+) -> Option<String> {
     let token = origin.env.github_token.clone()?;
     let gh =
         crate::github::client::GitHub::new(&origin.env.api_url, token, settings.models.model_retry)
             .ok()?;
     let login = target.actor.clone();
-    if crate::github::origin::can_write(&gh, &target.repo, &login).await {
-        tracing::info!(login, "signed off by /qa approve");
-        Some(login)
-    } else {
+    if !crate::github::origin::can_write(&gh, &target.repo, &login).await {
         tracing::warn!(
             login,
             "`/qa approve` ignored: the commenter has no write access"
         );
+        return None;
+    }
+    let named = target.words.trim();
+    let pushed_at = if named.is_empty() {
+        crate::github::origin::first_seen(&gh, &target.repo, &target.head_sha).await
+    } else {
         None
+    };
+    match crate::github::signoff::binds(named, &target.head_sha, commented_at, pushed_at.as_deref())
+    {
+        Ok(()) => {
+            tracing::info!(login, head = %target.head_sha, "signed off by /qa approve");
+            Some(login)
+        }
+        Err(why) => {
+            tracing::warn!(login, "`/qa approve` does not sign this head off: {why}");
+            None
+        }
     }
 }
 
