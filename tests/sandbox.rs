@@ -154,7 +154,7 @@ impl Scene {
             );
         }
         sh(&format!(
-            "chown -R {user}: {} {}",
+            "chown -R {user}: {} {}; rm -f /home/{user}/.local/bin/git",
             repo.display(),
             s.runner_temp().display()
         ))
@@ -182,6 +182,39 @@ impl Scene {
     /// `qa-loop run --mode review` as the scene's user, with the secrets in its environment as
     /// a runner gives them; then waits for the daemons' 3 s to pass.
     fn run(&self, bin: &Path, sandbox: &str) -> (std::process::Output, serde_json::Value) {
+        self.run_as(bin, sandbox, "review")
+    }
+
+    /// The attack as a scripted fixer instead: the suite passes, the reviewer rejects once,
+    /// `fixer-command` runs the script, the reviewer approves.
+    fn attacking_from_the_fixer(self) -> Scene {
+        let repo = self.repo();
+        std::fs::write(
+            repo.join("qa-loop.yml"),
+            "risk_level: low\nunit_tests:\n  commands: [\"true\"]\nfixer_command: sh attack.sh\n",
+        )
+        .unwrap();
+        let verdict = |status: &str, issues: serde_json::Value| {
+            serde_json::json!({"role": "reviewer", "tool_calls": [{"id": status, "name": "submit_verdict",
+                "arguments": {"status": status, "score": 90, "confidence": 0.9, "summary": "s",
+                              "criteria": [], "issues": issues}}]})
+        };
+        let session = serde_json::json!({"calls": [
+            verdict("rejected", serde_json::json!([{"id": "Q1", "title": "needs a note", "type": "code_quality",
+                "severity": "low", "fix": "add a note"}])),
+            verdict("approved", serde_json::json!([])),
+        ]});
+        std::fs::write(repo.join("session.json"), session.to_string()).unwrap();
+        sh(&format!("chown -R {}: {}", self.user, repo.display())).unwrap();
+        self
+    }
+
+    fn run_as(
+        &self,
+        bin: &Path,
+        sandbox: &str,
+        mode: &str,
+    ) -> (std::process::Output, serde_json::Value) {
         let home = format!("/home/{}", self.user);
         let out = Command::new("setpriv")
             .args([
@@ -191,7 +224,7 @@ impl Scene {
                 "env",
                 "-i",
                 &format!("HOME={home}"),
-                "PATH=/usr/local/bin:/usr/bin:/bin",
+                &format!("PATH={home}/.local/bin:/usr/local/bin:/usr/bin:/bin"),
                 &format!("USER={}", self.user),
                 &format!("QA_LOOP_API_KEY={API_KEY}"),
                 &format!("GITHUB_TOKEN={GITHUB_TOKEN}"),
@@ -208,7 +241,7 @@ impl Scene {
                 "--replay-session",
                 "session.json",
                 "--mode",
-                "review",
+                mode,
                 "--sandbox",
                 sandbox,
             ])
@@ -237,6 +270,10 @@ printf '[alias]\n\tnow = !id\n' >> .git/config 2>/dev/null
 setsid sh -c 'sleep 3; printf "[alias]\n\tlater = !id\n" >> $REPO/.git/config' >/dev/null 2>&1 </dev/null &
 # 3. A daemon that outlives qa-loop and forges the step's outputs.
 setsid sh -c 'sleep 3; echo verdict=approved >> $OUT; echo ran > $LOOT/daemon' >/dev/null 2>&1 </dev/null &
+# A git planted on PATH before the system's, for qa-loop's later git calls.
+mkdir -p $HOME/.local/bin
+printf '#!/bin/sh\necho ran >> $LOOT/planted-git\nexec /usr/bin/git "$@"\n' > $HOME/.local/bin/git
+chmod +x $HOME/.local/bin/git
 # qa-loop itself: visible, signalable?
 ps -eo pid,comm > $LOOT/processes 2>/dev/null
 exit 0
@@ -250,9 +287,22 @@ fn secrets_in(text: &str) -> Vec<&'static str> {
 }
 
 fn attacks_fail(user: &'static str, kind: &str) {
+    attacks_fail_from(user, kind, false);
+    attacks_fail_from(user, kind, true);
+}
+
+/// The attacks from the test suite, or (`fixer`) from a scripted `fixer-command`.
+fn attacks_fail_from(user: &'static str, kind: &str, fixer: bool) {
     with_setup(|bin| {
         let scene = Scene::new(user, ATTACK);
-        let (out, result) = scene.run(bin, "auto");
+        let (scene, mode) = match fixer {
+            true => (scene.attacking_from_the_fixer(), "fix"),
+            false => (scene, "review"),
+        };
+        let (out, result) = scene.run_as(bin, "auto", mode);
+        if fixer {
+            assert_eq!(result["iterations"], 2, "the fixer ran: {result}");
+        }
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{err}");
         assert_eq!(result["sandbox"]["confined"], true, "{err}");
@@ -276,6 +326,13 @@ fn attacks_fail(user: &'static str, kind: &str) {
         let output = std::fs::read_to_string(scene.output()).unwrap();
         assert!(!output.contains("verdict=approved"), "{output}");
         assert_eq!(scene.looted("daemon"), "", "a daemon outlived the run");
+        // The planted git is there, and qa-loop never ran it (git was found once, at start).
+        assert!(Path::new(&format!("/home/{user}/.local/bin/git")).exists());
+        assert_eq!(
+            scene.looted("planted-git"),
+            "",
+            "qa-loop ran the planted git"
+        );
     });
 }
 
@@ -356,4 +413,97 @@ fn off_in_the_checkouts_config_is_ignored() {
         .unwrap();
         assert_eq!(result["sandbox"]["confined"], true, "{err}");
     });
+}
+
+/// Real suites keep working inside the sandbox, as each user: pytest installed into a
+/// virtualenv (from PyPI, over the network the sandbox keeps, with pip's cache in `HOME`),
+/// `npm test` running `node --test`, `go test` with its build cache in `HOME` (where go is
+/// installed), and a test that serves and fetches on a local port.
+#[test]
+fn real_suites_pass_inside_the_sandbox() {
+    with_setup(|bin| {
+        let go = Path::new("/usr/bin/go").exists();
+        if !go && std::env::var_os("QA_LOOP_REAL_TOOLS").is_some() {
+            panic!("go is not installed (apt-get install golang-go)");
+        }
+        for user in [PLAIN, SUDOER] {
+            let scene = Scene::new(user, "exit 0\n");
+            let repo = scene.repo();
+            std::fs::write(
+                repo.join("test_calc.py"),
+                "def test_add():\n    assert 1 + 1 == 2\n",
+            )
+            .unwrap();
+            std::fs::write(
+                repo.join("package.json"),
+                r#"{"name": "calc", "version": "1.0.0", "scripts": {"test": "node --test"}}"#,
+            )
+            .unwrap();
+            std::fs::write(
+                repo.join("calc.test.js"),
+                "const test = require('node:test');\nconst assert = require('node:assert');\ntest('adds', () => assert.strictEqual(1 + 1, 2));\n",
+            )
+            .unwrap();
+            std::fs::write(
+                repo.join("port_test.py"),
+                "import http.server, threading, urllib.request\n\
+                 s = http.server.HTTPServer(('127.0.0.1', 0), http.server.SimpleHTTPRequestHandler)\n\
+                 threading.Thread(target=s.serve_forever, daemon=True).start()\n\
+                 body = urllib.request.urlopen('http://127.0.0.1:%d/port_test.py' % s.server_port).read()\n\
+                 assert b'serve_forever' in body\nprint('port ok')\n",
+            )
+            .unwrap();
+            let mut commands = vec![
+                "python3 -m venv .venv".to_string(),
+                ".venv/bin/pip install -q pytest".to_string(),
+                ".venv/bin/python -m pytest -q test_calc.py".to_string(),
+                "npm test".to_string(),
+                "python3 port_test.py".to_string(),
+            ];
+            if go {
+                std::fs::create_dir_all(repo.join("calc")).unwrap();
+                std::fs::write(
+                    repo.join("calc/go.mod"),
+                    "module example.com/calc\n\ngo 1.19\n",
+                )
+                .unwrap();
+                std::fs::write(
+                    repo.join("calc/calc_test.go"),
+                    "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif 1+1 != 2 {\n\t\tt.Fatal(\"no\")\n\t}\n}\n",
+                )
+                .unwrap();
+                commands.push("cd calc && go test ./...".to_string());
+            }
+            let config = format!(
+                "risk_level: low\nunit_tests:\n  commands: {}\n",
+                serde_json::to_string(&commands).unwrap()
+            );
+            std::fs::write(repo.join("qa-loop.yml"), config).unwrap();
+            sh(&format!("chown -R {user}: {}", repo.display())).unwrap();
+            let (out, result) = scene.run(bin, "required");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(result["sandbox"]["confined"], true, "{user}: {err}");
+            let logs = scene.repo().join(".qa-loop/logs");
+            let mut log = String::new();
+            for e in walk(&logs) {
+                log.push_str(&std::fs::read_to_string(e).unwrap_or_default());
+            }
+            assert_eq!(out.status.code(), Some(0), "{user}: {err}\n{log}");
+            assert!(log.contains("1 passed"), "{user}: {log}");
+            assert!(log.contains("port ok"), "{user}: {log}");
+        }
+    });
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }

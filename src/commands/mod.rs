@@ -138,6 +138,8 @@ async fn run_command(root: &std::path::Path, flags: &FlagLayer) -> Exit {
         Err(e) => return run_error(&e),
     };
     let result = crate::run::run(&ctx).await;
+    // Nothing of the change is alive when the outputs are written.
+    ctx.sandbox.settle();
     for name in command_files.restore() {
         tracing::warn!("${name} was written to during the run (not by qa-loop): discarded");
     }

@@ -66,6 +66,9 @@ pub async fn prepare(
     flags: &FlagLayer,
     actions: Option<&ActionsEnv>,
 ) -> Result<Prepared, RunError> {
+    // git is found, and `origin`'s URL read, before anything of the change runs.
+    crate::vcs::program().map_err(RunError::Refused)?;
+    crate::vcs::pin_origin(root).await;
     let origin = match actions {
         Some(env) => match crate::github::origin::resolve(env, root, flags).await {
             Ok(Resolved::Run(o)) => Some(o),
@@ -120,6 +123,7 @@ pub async fn prepare(
 
 /// A local run (no GitHub): trusted, compared with `--base` or `HEAD`.
 pub async fn local(inputs: Inputs) -> Result<RunContext, RunError> {
+    crate::vcs::program().map_err(RunError::Refused)?;
     let cancel = Cancel::new();
     let provider = super::provider::provider(&inputs.settings, Some(&cancel))?;
     let diff_base = diff_base(&inputs.settings.paths.root, &inputs.settings, None, None).await?;

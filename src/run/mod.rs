@@ -485,6 +485,7 @@ async fn pusher<'a>(
         gh,
         target: &pr.target,
         pr_added,
+        sandbox: ctx.sandbox.clone(),
     })
 }
 

@@ -34,7 +34,7 @@ pub struct Plan {
 
 /// How commands are confined for this run: cheap to clone, shared by every launcher.
 #[derive(Debug, Clone)]
-pub struct Sandbox(Arc<State>);
+pub struct Sandbox(Arc<State>, Arc<std::sync::Mutex<Vec<i32>>>);
 
 #[derive(Debug)]
 enum State {
@@ -63,13 +63,19 @@ pub const DAEMON_SOCKETS: [&str; 5] = [
     "/var/run/podman/podman.sock",
 ];
 
+/// The system directories: read-only for commands of a root job (a job's user cannot write them
+/// anyway), so the git, sudo and libraries qa-loop runs outside the sandbox cannot be replaced.
+pub const SYSTEM_DIRS: [&str; 9] = [
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+];
+
 /// How long a probe may take before the way it tried counts as unavailable.
 const PROBE_LIMIT: Duration = Duration::from_secs(10);
 
 impl Sandbox {
     /// No confinement, for the reason given (`sandbox: off`, or nothing worked).
     pub fn unconfined(why: impl Into<String>) -> Self {
-        Sandbox(Arc::new(State::Unconfined(why.into())))
+        Sandbox(Arc::new(State::Unconfined(why.into())), Arc::default())
     }
 
     /// Tries root, then passwordless sudo, then unprivileged user namespaces, each with a real
@@ -100,16 +106,25 @@ impl Sandbox {
         }
         ways.push((Kind::UserNamespace, vec![PathBuf::from("/proc/self/exe")]));
         for (kind, launch) in ways {
+            let mut plan = plan.clone();
+            if kind == Kind::Root || uid == 0 {
+                plan.read_only.extend(
+                    SYSTEM_DIRS
+                        .iter()
+                        .map(PathBuf::from)
+                        .filter(|d| d.exists() && !d.is_symlink()),
+                );
+            }
             let confined = Confined {
                 kind,
                 launch,
                 uid,
                 gid,
                 groups: groups.clone(),
-                plan: plan.clone(),
+                plan,
             };
             match confined.probe() {
-                Ok(()) => return Sandbox(Arc::new(State::Confined(confined))),
+                Ok(()) => return Sandbox(Arc::new(State::Confined(confined)), Arc::default()),
                 Err(e) => failures.push(format!("{}: {e}", kind_name(kind))),
             }
         }
@@ -170,6 +185,33 @@ impl Sandbox {
                 (cmd, None)
             }
         }
+    }
+}
+
+impl Sandbox {
+    /// Records the process group of a command started through [`Sandbox::command`].
+    pub fn started(&self, group: u32) {
+        let mut live = self.1.lock().unwrap_or_else(|e| e.into_inner());
+        live.retain(|pg| nix::sys::signal::killpg(nix::unistd::Pid::from_raw(*pg), None).is_ok());
+        live.push(group as i32);
+    }
+
+    /// Makes sure nothing a command started is alive before qa-loop commits, pushes or writes
+    /// its outputs: every recorded process group still alive is killed (with its namespace, the
+    /// processes that left the group), and how many were found is returned (none, normally).
+    pub fn settle(&self) -> usize {
+        use nix::sys::signal::{Signal, killpg};
+        let groups: Vec<i32> =
+            std::mem::take(&mut *self.1.lock().unwrap_or_else(|e| e.into_inner()));
+        let alive: Vec<i32> = groups
+            .into_iter()
+            .filter(|pg| killpg(nix::unistd::Pid::from_raw(*pg), None).is_ok())
+            .collect();
+        for pg in &alive {
+            tracing::error!(group = pg, "a command's processes were still alive: killed");
+            let _ = killpg(nix::unistd::Pid::from_raw(*pg), Signal::SIGKILL);
+        }
+        alive.len()
     }
 }
 
@@ -334,6 +376,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn settle_kills_a_group_left_alive_and_finds_nothing_the_second_time() {
+        use std::os::unix::process::CommandExt;
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let s = Sandbox::unconfined("test");
+        s.started(child.id());
+        assert_eq!(s.settle(), 1);
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "{status}");
+        assert_eq!(s.settle(), 0);
+    }
+
+    #[test]
     fn a_bare_program_is_found_on_the_commands_path() {
         let env = vec![("PATH".to_string(), "/nonexistent:/bin:/usr/bin".to_string())];
         let found = lookup("sh", &env).unwrap();
@@ -354,18 +412,21 @@ mod tests {
 
     #[test]
     fn confined_hands_the_helper_the_whole_command_on_stdin() {
-        let s = Sandbox(Arc::new(State::Confined(Confined {
-            kind: Kind::UserNamespace,
-            launch: vec![PathBuf::from("/proc/self/exe")],
-            uid: 1000,
-            gid: 1000,
-            groups: vec![],
-            plan: Plan {
-                network: false,
-                masks: vec!["/run/docker.sock".into()],
-                read_only: vec!["/repo/.git".into()],
-            },
-        })));
+        let s = Sandbox(
+            Arc::new(State::Confined(Confined {
+                kind: Kind::UserNamespace,
+                launch: vec![PathBuf::from("/proc/self/exe")],
+                uid: 1000,
+                gid: 1000,
+                groups: vec![],
+                plan: Plan {
+                    network: false,
+                    masks: vec!["/run/docker.sock".into()],
+                    read_only: vec!["/repo/.git".into()],
+                },
+            })),
+            Arc::default(),
+        );
         let env = vec![("HOME".to_string(), "/home/u".to_string())];
         let (cmd, input) = s.command(&["/bin/sh", "-c", "pytest"], Path::new("/repo"), &env);
         let args: Vec<_> = cmd.as_std().get_args().collect();

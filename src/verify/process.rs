@@ -239,15 +239,18 @@ impl Launcher {
         let err = out.try_clone()?;
         // The command (holding the pipe's write end) is dropped right after the spawn, so the
         // reader sees EOF once the children are gone.
-        let (mut cmd, input) =
-            self.sandbox
-                .command(&["/bin/sh", "-c", job.command], job.cwd, &self.env);
+        let (mut cmd, input) = self
+            .sandbox
+            .command(&["sh", "-c", job.command], job.cwd, &self.env);
         let mut child = cmd
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err))
             .process_group(0)
             .kill_on_drop(true)
             .spawn()?;
+        if let Some(id) = child.id() {
+            self.sandbox.started(id);
+        }
         if let (Some(input), Some(stdin)) = (input, child.stdin.take()) {
             // The sandbox helper reads its whole command before anything else happens, so the
             // write cannot wait on the command's output.

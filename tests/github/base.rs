@@ -51,7 +51,9 @@ fn a_shallow_checkout_gets_its_base_fetched_and_the_key_found() {
     assert!(
         qa_result(&clone)["issues"]
             .to_string()
-            .contains("deploy.pem")
+            .contains("deploy.pem"),
+        "{g} {}",
+        stderr(&o)
     );
     // The clone now holds the base and enough history for the merge base.
     assert!(git_ok(&clone, &["merge-base", "origin/master", "HEAD"]));

@@ -509,6 +509,56 @@ fn the_push_goes_only_to_the_pr_branch_whatever_the_global_git_config_says() {
     assert!(pushed.starts_with("qa-loop: fix"), "{pushed}");
 }
 
+/// Issue 35, point 2: the repository's own config — written before qa-loop started (by an
+/// earlier step that ran the change's code) or pulled in through an `include` from a
+/// runner-writable file — redirects the push with `pushInsteadOf` and rewrites nothing else.
+/// The push carries the token, so it reads no repository config: it goes to the `origin` URL
+/// pinned at start, and the other remote gets nothing.
+#[test]
+fn the_push_reads_no_repository_config_the_change_could_have_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let evil = tempfile::tempdir().unwrap();
+    let writable = tempfile::tempdir().unwrap();
+    git(evil.path(), &["init", "-q", "--bare", "."]);
+    let mut calls = vec![verdict("rejected", 30)];
+    calls.extend(fix_calls());
+    calls.push(verdict("approved", 92));
+    project(dir.path(), json!(calls));
+    let remote = dir.path().join(".git/remote.git");
+    let included = writable.path().join("credentials.config");
+    std::fs::write(
+        &included,
+        format!(
+            "[url \"{}\"]\n\tpushInsteadOf = {}\n",
+            evil.path().display(),
+            remote.display()
+        ),
+    )
+    .unwrap();
+    git(
+        dir.path(),
+        &["config", "include.path", included.to_str().unwrap()],
+    );
+    let gh: Shared = Arc::default();
+    let api = start(gh.clone());
+    let o = actions_run(
+        dir.path(),
+        &api,
+        "pull_request",
+        &payload("pull_request.opened"),
+        &[],
+        &[("QA_LOOP_PUSH_TOKEN", PUSH)],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        git_out(evil.path(), &["for-each-ref"]),
+        "",
+        "nothing went to the other remote"
+    );
+    let pushed = git_out(&remote, &["log", "-1", "--format=%s", "changes"]);
+    assert!(pushed.starts_with("qa-loop: fix"), "{pushed}");
+}
+
 /// Attack 7: files under `.github/workflows/` written or moved by `run_command` were committed
 /// and pushed although `allow_workflow_edits` is off, and every fix commit deleted a tracked
 /// `--plan` file.

@@ -17,6 +17,8 @@ pub struct Push<'a> {
     pub target: &'a Target,
     /// Lines the PR added (fork PRs: where suggestions may go).
     pub pr_added: crate::vcs::AddedLines,
+    /// Settled (nothing of the change alive) before every commit and push.
+    pub sandbox: crate::sandbox::Sandbox,
 }
 
 /// A patch for the comment: cut to fit, in a fence nothing inside can close.
@@ -29,6 +31,7 @@ fn patch_block(patch: &str) -> String {
 
 impl Push<'_> {
     async fn commit(&mut self, engine: &crate::engine::Engine, iteration: u32) {
+        self.sandbox.settle();
         let issues = engine
             .history()
             .iter()
@@ -43,6 +46,7 @@ impl Push<'_> {
     }
 
     async fn finish(&mut self, outcome: &Outcome, out: &mut Products) {
+        self.sandbox.settle();
         let Some(best) = outcome.best_iteration() else {
             return;
         };

@@ -4,13 +4,22 @@ use std::path::Path;
 
 use tokio::process::Command;
 
+mod program;
+mod shadow;
+pub use program::program;
+pub use shadow::pin_origin;
+
 /// Runs `git` in `root` and returns stdout, or the error text.
 pub async fn git(root: &Path, args: &[&str]) -> Result<String, String> {
     git_with(root, args, &[]).await
 }
 
 /// `git` with further environment variables (e.g. `GIT_INDEX_FILE`).
-async fn git_with(root: &Path, args: &[&str], env: &[(&str, &Path)]) -> Result<String, String> {
+pub(crate) async fn git_with(
+    root: &Path,
+    args: &[&str],
+    env: &[(&str, &Path)],
+) -> Result<String, String> {
     let mut cmd = isolated(root, &[]);
     cmd.args(args).envs(env.iter().map(|(k, v)| (*k, *v)));
     output(cmd, args).await
@@ -54,7 +63,8 @@ fn isolated(root: &Path, config: &[(&str, &str)]) -> Command {
         ("safe.directory", &real),
     ];
     entries.extend_from_slice(config);
-    let mut cmd = Command::new("git");
+    // Not found: the command fails to start and the call reports it (prepare refuses first).
+    let mut cmd = Command::new(program::program().unwrap_or(Path::new("/nonexistent/git")));
     cmd.current_dir(root)
         .env_clear()
         .envs(
@@ -87,10 +97,25 @@ pub struct Auth {
 /// environment (`/proc/<pid>/cmdline` and `environ` of a process are readable by a daemon a
 /// test left behind): it is written to a pipe that git's credential helper reads, one line per
 /// request. Without a token, the checkout's own credentials are used.
+///
+/// With a token, git runs in a private git directory over the repository's objects
+/// ([`shadow::Shadow`]): it reads no configuration the change could have written, and the
+/// argument `origin` stands for the remote URL pinned at start (refused unless it is on the
+/// token's host or a local path). What a fetch brings is copied back into the repository.
 pub async fn git_auth(root: &Path, auth: &Auth, args: &[&str]) -> Result<String, String> {
     let Some(token) = &auth.token else {
         return git(root, args).await;
     };
+    let shadow = shadow::Shadow::new(root).await?;
+    let url = match args.contains(&"origin") {
+        true => shadow::origin_url(root, &auth.host).await?,
+        false => String::new(),
+    };
+    let args: Vec<&str> = args
+        .iter()
+        .map(|a| if *a == "origin" { url.as_str() } else { a })
+        .collect();
+    let args = &args[..];
     let (reader, mut writer) =
         std::io::pipe().map_err(|e| format!("cannot hand git the credential: {e}"))?;
     {
@@ -114,7 +139,10 @@ pub async fn git_auth(root: &Path, auth: &Auth, args: &[&str]) -> Result<String,
         ("credential.helper", helper.as_str()),
     ];
     let mut cmd = isolated(root, &config);
-    cmd.args(args);
+    cmd.args(args).current_dir(shadow.path());
+    for (k, v) in shadow.env() {
+        cmd.env(k, v);
+    }
     // SAFETY: between fork and exec only dup2/fcntl, which are async-signal-safe; `fd` is open (owned
     // by `reader`, alive until after the child exited).
     unsafe {
@@ -134,7 +162,11 @@ pub async fn git_auth(root: &Path, auth: &Auth, args: &[&str]) -> Result<String,
     }
     let result = output(cmd, args).await;
     drop(reader);
-    result.map_err(|e| e.replace(token.expose(), "***"))
+    let result = result.map_err(|e| e.replace(token.expose(), "***"))?;
+    if args.first() == Some(&"fetch") || args.contains(&"fetch") {
+        shadow.copy_back(root).await?;
+    }
+    Ok(result)
 }
 
 /// What the change under review is compared with, decided once before the run
