@@ -355,6 +355,9 @@ fn with_the_sandbox_off_the_same_attacks_succeed() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(result["sandbox"]["confined"], false, "{err}");
         assert!(err.contains("UNSANDBOXED"), "{err}");
+        // The report (also the PR comment, the check run and the job summary) says so plainly.
+        let report = std::fs::read_to_string(sudo.repo().join(".qa-loop/qa_report.md")).unwrap();
+        assert!(report.contains("**Unsandboxed:**"), "{report}");
         // Root reads qa-loop's environment: the key and both tokens.
         let found = secrets_in(&sudo.looted("sudo-environ"));
         assert!(found.contains(&API_KEY), "{found:?}");
@@ -506,4 +509,43 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// `sandbox: {network: off}`: the change's code has a loopback of its own — a server it starts
+/// answers it — but reaches nothing outside, not even a server on the runner's 127.0.0.1.
+#[test]
+fn network_off_leaves_only_a_loopback_of_its_own() {
+    with_setup(|bin| {
+        let outside = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = outside.local_addr().unwrap().port();
+        let script = format!(
+            "python3 - <<'PY'\n\
+             import http.server, socket, threading, urllib.request\n\
+             s = http.server.HTTPServer(('127.0.0.1', 0), http.server.SimpleHTTPRequestHandler)\n\
+             threading.Thread(target=s.serve_forever, daemon=True).start()\n\
+             urllib.request.urlopen('http://127.0.0.1:%d/' % s.server_port).read()\n\
+             open('$LOOT/own-loopback', 'w').write('ok')\n\
+             try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2)\n    open('$LOOT/outside', 'w').write('reached')\n\
+             except OSError as e:\n    open('$LOOT/outside', 'w').write('refused: %s' % e)\n\
+             PY\n"
+        );
+        for (network, reached) in [("off", false), ("on", true)] {
+            let scene = Scene::new(PLAIN, &script);
+            let config = scene.repo().join("qa-loop.yml");
+            let text = std::fs::read_to_string(&config).unwrap()
+                + &format!("sandbox: {{network: {network}}}\n");
+            std::fs::write(&config, text).unwrap();
+            let (out, result) = scene.run(bin, "required");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(result["sandbox"]["confined"], true, "{err}");
+            assert_eq!(
+                scene.looted("own-loopback"),
+                "ok",
+                "network {network}: {err}"
+            );
+            let got = scene.looted("outside");
+            assert_eq!(got == "reached", reached, "network {network}: {got}");
+        }
+        drop(outside);
+    });
 }
