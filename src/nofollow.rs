@@ -30,6 +30,18 @@ pub fn first_link(root: &Path, path: &Path) -> Option<PathBuf> {
     None
 }
 
+/// Where `path` really leads when it names a place inside `root` but a link takes it outside
+/// (inputs qa-loop reads — config, plan, spec — may be links within the checkout, never out of
+/// it).
+pub fn escapes(root: &Path, path: &Path) -> Option<PathBuf> {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let (root_abs, path_abs) = (abs(root), abs(path));
+    path_abs.strip_prefix(&root_abs).ok()?;
+    let real_root = std::fs::canonicalize(&root_abs).ok()?;
+    let real = std::fs::canonicalize(&path_abs).ok()?;
+    (!real.starts_with(&real_root)).then_some(real)
+}
+
 /// Reads the regular file at `path` (inside `root`) as text: refused when any component is a
 /// link, opened with `O_NOFOLLOW` (a link swapped in after the check fails to open) and
 /// `O_NONBLOCK` (a FIFO cannot stall the run), its kind read from the open handle.
@@ -83,6 +95,18 @@ mod tests {
         );
         assert!(read_to_string(&root, &root.join("out/secret")).is_err());
         assert_eq!(first_link(&root, &root.join("reports/new/x")), None);
+        // Inputs may be links inside the checkout, never out of it.
+        std::os::unix::fs::symlink("real.xml", root.join("reports/alias.xml")).unwrap();
+        assert_eq!(escapes(&root, &root.join("reports/alias.xml")), None);
+        assert_eq!(
+            escapes(&root, &root.join("reports/unit.xml")),
+            Some(std::fs::canonicalize(outside.join("secret")).unwrap())
+        );
+        assert_eq!(
+            escapes(&root, &outside.join("secret")),
+            None,
+            "outside: the caller's choice"
+        );
         // A FIFO neither blocks nor counts as a file.
         nix::unistd::mkfifo(&root.join("fifo"), nix::sys::stat::Mode::S_IRWXU).unwrap();
         assert!(read_to_string(&root, &root.join("fifo")).is_err());

@@ -1697,6 +1697,22 @@ fn links_in_the_checkout_are_never_followed() {
         everything.contains("is a link"),
         "the report names the refused link"
     );
+
+    // The config itself a link out of the checkout: not read, not quoted in the error.
+    std::fs::remove_file(dir.path().join("qa-loop.yml")).unwrap();
+    std::os::unix::fs::symlink(&secret, dir.path().join("qa-loop.yml")).unwrap();
+    let o = replay_run(dir.path(), &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("outside the checkout"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        !stderr(&o).contains("OUTSIDE-SECRET-CONTENT"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {

@@ -76,10 +76,16 @@ fn setup() -> Result<PathBuf, String> {
     r
 }
 
+/// One test at a time: the scenes of one user share its `HOME` (where the attack plants a git).
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
 /// Runs `test` when the machine can; otherwise says why (and fails when it must run).
 fn with_setup(test: impl FnOnce(&Path)) {
     match setup() {
-        Ok(bin) => test(&bin),
+        Ok(bin) => {
+            let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+            test(&bin)
+        }
         Err(why) if std::env::var_os("QA_LOOP_SANDBOX_TESTS").is_some() => {
             panic!("QA_LOOP_SANDBOX_TESTS is set but the sandbox tests cannot run: {why}")
         }
@@ -154,7 +160,7 @@ impl Scene {
             );
         }
         sh(&format!(
-            "chown -R {user}: {} {}; rm -f /home/{user}/.local/bin/git",
+            "chown -R {user}: {} {}",
             repo.display(),
             s.runner_temp().display()
         ))
@@ -326,8 +332,14 @@ fn attacks_fail_from(user: &'static str, kind: &str, fixer: bool) {
         let output = std::fs::read_to_string(scene.output()).unwrap();
         assert!(!output.contains("verdict=approved"), "{output}");
         assert_eq!(scene.looted("daemon"), "", "a daemon outlived the run");
-        // The planted git is there, and qa-loop never ran it (git was found once, at start).
-        assert!(Path::new(&format!("/home/{user}/.local/bin/git")).exists());
+        // This scene's planted git is there (tests of one user run at once: its text names this
+        // scene's loot), and qa-loop never ran it (git was found once, at start).
+        let planted =
+            std::fs::read_to_string(format!("/home/{user}/.local/bin/git")).unwrap_or_default();
+        assert!(
+            planted.contains(&scene.loot().display().to_string()),
+            "the attack planted no git: {planted}"
+        );
         assert_eq!(
             scene.looted("planted-git"),
             "",

@@ -20,6 +20,20 @@ pub const DEFAULT_CONFIG_PATHS: [&str; 4] = [
 
 /// Reads a file as UTF-8, naming the line and column of the first invalid byte.
 pub fn read_text(path: &Path) -> Result<String, InputError> {
+    // A file in the checkout (the working directory) that a link takes outside it is not read:
+    // its text would reach error messages, the model or the report.
+    if let Some(target) = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| crate::nofollow::escapes(&cwd, path))
+    {
+        return Err(InputError::file(
+            path,
+            format!(
+                "a link to {}, outside the checkout: not read",
+                target.display()
+            ),
+        ));
+    }
     let bytes = std::fs::read(path)
         .map_err(|e| InputError::file(path, format!("cannot read file: {e}")))?;
     match String::from_utf8(bytes) {

@@ -52,7 +52,7 @@ pub fn write_all(
         write(out_dir, MANUAL_TEST_PLAN, &markdown::manual_test_plan(r))?;
     }
     if let Some(p) = plan_path {
-        let text = std::fs::read_to_string(p)?;
+        let text = crate::config::load::read_text(p).map_err(std::io::Error::other)?;
         let updated = plan::update(&text, r, now).map_err(std::io::Error::other)?;
         write_atomic(p, crate::secrets::redact(&updated).as_bytes())?;
     }

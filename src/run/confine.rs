@@ -57,7 +57,7 @@ pub fn own_paths_are_real(settings: &Settings) -> Result<(), RunError> {
 
 /// What commands must not reach (the runner's temp directory and file-command files, container
 /// daemons' sockets) and what they see read-only (the repository's git directories, the out dir,
-/// qa-loop's binary).
+/// the plan, qa-loop's binary).
 fn plan(settings: &Settings) -> Plan {
     let root = &settings.paths.root;
     let mut masks: Vec<PathBuf> = DAEMON_SOCKETS.iter().map(PathBuf::from).collect();
@@ -90,6 +90,8 @@ fn plan(settings: &Settings) -> Plan {
     let _ = std::fs::create_dir_all(out_dir);
     let mut read_only = git_dirs(root);
     read_only.push(std::fs::canonicalize(out_dir).unwrap_or_else(|_| out_dir.clone()));
+    // The plan's QA history is qa-loop's to write: read at start, rewritten at the end.
+    read_only.extend(settings.paths.plan.iter().filter(|p| p.exists()).cloned());
     if let Ok(exe) = std::env::current_exe() {
         read_only.push(exe);
     }

@@ -559,6 +559,87 @@ fn the_push_reads_no_repository_config_the_change_could_have_written() {
     assert!(pushed.starts_with("qa-loop: fix"), "{pushed}");
 }
 
+/// Issue 35, point 2: a test leaves a daemon that watches for git carrying the credential pipe
+/// during the push and opens its descriptor from `/proc`. In the sandbox the daemon is gone when
+/// the suite's command ends: it never sees the push, and the token stays out of its reach.
+/// Without the sandbox (`--sandbox off`, the defence removed) it is alive and sees git push.
+#[test]
+fn a_daemon_left_by_a_test_never_sees_the_credential_pipe() {
+    for sandbox in ["auto", "off"] {
+        let dir = tempfile::tempdir().unwrap();
+        let loot = tempfile::tempdir().unwrap();
+        let mut calls = vec![verdict("rejected", 30)];
+        calls.extend(fix_calls());
+        calls.push(verdict("approved", 92));
+        project(dir.path(), json!(calls));
+        let watcher = format!(
+            r#"import os, time
+open({seen:?} + '.started', 'w').write('started')
+end = time.time() + 25
+while time.time() < end:
+    for pid in os.listdir('/proc'):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = open('/proc/%s/cmdline' % pid, 'rb').read().split(b'\0')
+        except OSError:
+            continue
+        if any(a in (b'push', b'ls-remote') for a in cmd[:6]) and b'git' in cmd[0]:
+            open({seen:?}, 'a').write('saw git %s' % b' '.join(cmd).decode() + chr(10))
+            try:
+                with open('/proc/%s/fd/3' % pid) as f:
+                    open({stolen:?}, 'a').write(f.read(200))
+            except OSError:
+                pass
+    time.sleep(0.002)
+"#,
+            seen = loot.path().join("seen").display().to_string(),
+            stolen = loot.path().join("stolen").display().to_string(),
+        );
+        std::fs::write(dir.path().join("watch.py"), watcher).unwrap();
+        std::fs::write(
+            dir.path().join("qa-loop.yml"),
+            "risk_level: low\nunit_tests:\n  commands: [\"setsid python3 watch.py >/dev/null 2>&1 </dev/null & python3 test_calc.py; s=$?; sleep 1; exit $s\"]\nmodel_retry_backoff: 20ms\n",
+        )
+        .unwrap();
+        git(dir.path(), &["add", "-A"]);
+        git(dir.path(), &["commit", "-qm", "watcher"]);
+        git(dir.path(), &["push", "-q", "origin", "changes"]);
+        let gh: Shared = Arc::default();
+        let api = start(gh.clone());
+        let o = actions_run(
+            dir.path(),
+            &api,
+            "pull_request",
+            &payload("pull_request.opened"),
+            &["--sandbox", sandbox],
+            &[("QA_LOOP_PUSH_TOKEN", PUSH)],
+        );
+        assert_eq!(o.status.code(), Some(0), "{sandbox}: {}", stderr(&o));
+        let pushed = git_out(
+            &dir.path().join(".git/remote.git"),
+            &["log", "-1", "--format=%s", "changes"],
+        );
+        assert!(pushed.starts_with("qa-loop: fix"), "{sandbox}: {pushed}");
+        let seen = std::fs::read_to_string(loot.path().join("seen")).unwrap_or_default();
+        let stolen = std::fs::read_to_string(loot.path().join("stolen")).unwrap_or_default();
+        if sandbox == "off" {
+            let started = loot.path().join("seen.started").exists();
+            assert!(
+                seen.contains("push"),
+                "without the sandbox the daemon sees the push: {seen:?} (started: {started})"
+            );
+        } else {
+            assert_eq!(seen, "", "the daemon outlived its phase");
+            assert!(!stolen.contains(PUSH), "{stolen}");
+        }
+        // Stop a watcher left by the unsandboxed run.
+        let _ = std::process::Command::new("pkill")
+            .args(["-f", "watch.py"])
+            .status();
+    }
+}
+
 /// Attack 7: files under `.github/workflows/` written or moved by `run_command` were committed
 /// and pushed although `allow_workflow_edits` is off, and every fix commit deleted a tracked
 /// `--plan` file.
