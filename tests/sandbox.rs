@@ -561,3 +561,79 @@ fn network_off_leaves_only_a_loopback_of_its_own() {
         drop(outside);
     });
 }
+
+/// The helper itself, as the user without sudo: a masked file (a container daemon's socket, a
+/// credential) reads as empty, a masked directory is an empty read-only one, a read-only path
+/// refuses writes, and the command's exit code comes back.
+#[test]
+fn the_helper_masks_files_and_directories_and_keeps_the_exit_code() {
+    with_setup(|bin| {
+        let scene = Scene::new(PLAIN, "exit 0\n");
+        let secret = scene.runner_temp().join("docker.sock");
+        std::fs::write(&secret, "SOCKET-STAND-IN").unwrap();
+        let dir = scene.loot().join("hidden");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("file"), "HIDDEN-FILE").unwrap();
+        sh(&format!(
+            "chown -R {PLAIN}: {}",
+            scene.runner_temp().display()
+        ))
+        .unwrap();
+        let script = format!(
+            "cat {secret} {hidden}/file; ls -A {hidden}; touch {hidden}/new && echo wrote-masked; touch {repo}/.git/x && echo wrote-git; exit 7",
+            secret = secret.display(),
+            hidden = dir.display(),
+            repo = scene.repo().display(),
+        );
+        let id = |flag: &str| {
+            let o = Command::new("id").args([flag, PLAIN]).output().unwrap();
+            String::from_utf8_lossy(&o.stdout)
+                .trim()
+                .parse::<u32>()
+                .unwrap()
+        };
+        let spec = serde_json::json!({
+            "kind": "user_namespace",
+            "argv": ["/bin/sh", "-c", script],
+            "cwd": scene.repo(),
+            "env": [["PATH", "/usr/bin:/bin"]],
+            "uid": id("-u"), "gid": id("-g"), "groups": [],
+            "masks": [secret, dir],
+            "read_only": [scene.repo().join(".git")],
+            "network": true,
+        });
+        let mut child = Command::new("setpriv")
+            .args([
+                &format!("--reuid={PLAIN}"),
+                &format!("--regid={PLAIN}"),
+                "--init-groups",
+            ])
+            .arg(bin)
+            .arg("__sandbox-exec")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(spec.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(7), "{text}");
+        assert!(!text.contains("SOCKET-STAND-IN"), "{text}");
+        assert!(!text.contains("HIDDEN-FILE"), "{text}");
+        assert!(!text.contains("wrote-masked"), "{text}");
+        assert!(!text.contains("wrote-git"), "{text}");
+        // Outside the sandbox both are as they were.
+        assert_eq!(std::fs::read_to_string(&secret).unwrap(), "SOCKET-STAND-IN");
+    });
+}
