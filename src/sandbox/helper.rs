@@ -344,15 +344,16 @@ fn read_only(path: &Path) -> Result<(), String> {
         let mut st: libc::statvfs = std::mem::zeroed();
         check(libc::statvfs(target.as_ptr(), &mut st), &what)?;
         let mut flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY;
+        // statvfs(3)'s ST_* values, the kernel's on every Linux libc (musl's crate lacks some).
         for (st_flag, ms_flag) in [
-            (libc::ST_NOSUID, libc::MS_NOSUID),
-            (libc::ST_NODEV, libc::MS_NODEV),
-            (libc::ST_NOEXEC, libc::MS_NOEXEC),
-            (libc::ST_NOATIME, libc::MS_NOATIME),
-            (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
-            (libc::ST_RELATIME, libc::MS_RELATIME),
+            (0x2, libc::MS_NOSUID),
+            (0x4, libc::MS_NODEV),
+            (0x8, libc::MS_NOEXEC),
+            (0x400, libc::MS_NOATIME),
+            (0x800, libc::MS_NODIRATIME),
+            (0x1000, libc::MS_RELATIME),
         ] {
-            if st.f_flag & st_flag != 0 {
+            if st.f_flag as u64 & st_flag != 0 {
                 flags |= ms_flag;
             }
         }
@@ -379,10 +380,11 @@ fn loopback_up() -> Result<(), String> {
         for (i, b) in b"lo".iter().enumerate() {
             req.ifr_name[i] = *b as libc::c_char;
         }
-        let got = libc::ioctl(sock, libc::SIOCGIFFLAGS, &mut req);
+        // The request's type differs between glibc and musl.
+        let got = libc::ioctl(sock, libc::SIOCGIFFLAGS as _, &mut req);
         if got >= 0 {
             req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
-            libc::ioctl(sock, libc::SIOCSIFFLAGS, &req);
+            libc::ioctl(sock, libc::SIOCSIFFLAGS as _, &req);
         }
         libc::close(sock);
     }
