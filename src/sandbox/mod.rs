@@ -34,7 +34,11 @@ pub struct Plan {
 
 /// How commands are confined for this run: cheap to clone, shared by every launcher.
 #[derive(Debug, Clone)]
-pub struct Sandbox(Arc<State>, Arc<std::sync::Mutex<Vec<i32>>>);
+pub struct Sandbox {
+    state: Arc<State>,
+    /// Process groups of the commands started, for [`Sandbox::settle`].
+    groups: Arc<std::sync::Mutex<Vec<i32>>>,
+}
 
 #[derive(Debug)]
 enum State {
@@ -75,7 +79,7 @@ const PROBE_LIMIT: Duration = Duration::from_secs(10);
 impl Sandbox {
     /// No confinement, for the reason given (`sandbox: off`, or nothing worked).
     pub fn unconfined(why: impl Into<String>) -> Self {
-        Sandbox(Arc::new(State::Unconfined(why.into())), Arc::default())
+        Sandbox::new(State::Unconfined(why.into()))
     }
 
     /// Tries root, then passwordless sudo, then unprivileged user namespaces, each with a real
@@ -124,7 +128,7 @@ impl Sandbox {
                 plan,
             };
             match confined.probe() {
-                Ok(()) => return Sandbox(Arc::new(State::Confined(confined)), Arc::default()),
+                Ok(()) => return Sandbox::new(State::Confined(confined)),
                 Err(e) => failures.push(format!("{}: {e}", kind_name(kind))),
             }
         }
@@ -136,7 +140,7 @@ impl Sandbox {
 
     /// How commands are confined, when they are.
     pub fn kind(&self) -> Option<Kind> {
-        match &*self.0 {
+        match &*self.state {
             State::Confined(c) => Some(c.kind),
             State::Unconfined(_) => None,
         }
@@ -144,7 +148,7 @@ impl Sandbox {
 
     /// One line for the log and the report.
     pub fn describe(&self) -> String {
-        match &*self.0 {
+        match &*self.state {
             State::Confined(c) => format!(
                 "the change's code runs in a sandbox ({}{})",
                 c.kind.describe(),
@@ -164,7 +168,7 @@ impl Sandbox {
         cwd: &Path,
         env: &[(String, String)],
     ) -> (tokio::process::Command, Option<Vec<u8>>) {
-        match &*self.0 {
+        match &*self.state {
             State::Confined(c) => {
                 let spec = c.spec(argv, cwd, env);
                 let mut cmd = tokio::process::Command::new(&c.launch[0]);
@@ -189,9 +193,16 @@ impl Sandbox {
 }
 
 impl Sandbox {
+    fn new(state: State) -> Self {
+        Sandbox {
+            state: Arc::new(state),
+            groups: Arc::default(),
+        }
+    }
+
     /// Records the process group of a command started through [`Sandbox::command`].
     pub fn started(&self, group: u32) {
-        let mut live = self.1.lock().unwrap_or_else(|e| e.into_inner());
+        let mut live = self.groups.lock().unwrap_or_else(|e| e.into_inner());
         live.retain(|pg| nix::sys::signal::killpg(nix::unistd::Pid::from_raw(*pg), None).is_ok());
         live.push(group as i32);
     }
@@ -202,7 +213,7 @@ impl Sandbox {
     pub fn settle(&self) -> usize {
         use nix::sys::signal::{Signal, killpg};
         let groups: Vec<i32> =
-            std::mem::take(&mut *self.1.lock().unwrap_or_else(|e| e.into_inner()));
+            std::mem::take(&mut *self.groups.lock().unwrap_or_else(|e| e.into_inner()));
         let alive: Vec<i32> = groups
             .into_iter()
             .filter(|pg| killpg(nix::unistd::Pid::from_raw(*pg), None).is_ok())
@@ -307,14 +318,23 @@ fn lookup(program: &str, env: &[(String, String)]) -> Option<String> {
         .iter()
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| v.as_str())?;
-    path.split(':')
-        .filter(|d| !d.is_empty())
-        .map(|d| Path::new(d).join(program))
-        .find(|p| {
-            use std::os::unix::fs::PermissionsExt;
+    on_path(std::ffi::OsStr::new(path), program)
+        .next()
+        .map(|p| p.display().to_string())
+}
+
+/// Every runnable file named `program` in the directories of `path`, in order.
+pub fn on_path<'a>(
+    path: &'a std::ffi::OsStr,
+    program: &'a str,
+) -> impl Iterator<Item = PathBuf> + 'a {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::split_paths(path)
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(move |d| d.join(program))
+        .filter(|p| {
             std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         })
-        .map(|p| p.display().to_string())
 }
 
 /// The supplementary groups commands keep: the job's, less the group owning a container
@@ -335,28 +355,17 @@ fn own_groups(primary: u32) -> Vec<u32> {
         .collect()
 }
 
-/// A root-owned `sudo` that no one but root can replace, and that runs without a password.
+/// A root-owned `sudo` that no one but root can replace (whether it asks for a password, the
+/// probe through it tells).
 fn find_sudo() -> Result<PathBuf, String> {
     let sudo = ["/usr/bin/sudo", "/bin/sudo"]
         .iter()
         .map(PathBuf::from)
         .find(|p| p.is_file())
         .ok_or("not installed")?;
-    if let Some(w) = writable_by_us(&sudo) {
-        return Err(format!("{} can be changed by this user", w.display()));
-    }
-    let ok = std::process::Command::new(&sudo)
-        .args(["-n", "true"])
-        .env_clear()
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if ok {
-        Ok(sudo)
-    } else {
-        Err("needs a password".into())
+    match writable_by_us(&sudo) {
+        Some(w) => Err(format!("{} can be changed by this user", w.display())),
+        None => Ok(sudo),
     }
 }
 
@@ -412,21 +421,18 @@ mod tests {
 
     #[test]
     fn confined_hands_the_helper_the_whole_command_on_stdin() {
-        let s = Sandbox(
-            Arc::new(State::Confined(Confined {
-                kind: Kind::UserNamespace,
-                launch: vec![PathBuf::from("/proc/self/exe")],
-                uid: 1000,
-                gid: 1000,
-                groups: vec![],
-                plan: Plan {
-                    network: false,
-                    masks: vec!["/run/docker.sock".into()],
-                    read_only: vec!["/repo/.git".into()],
-                },
-            })),
-            Arc::default(),
-        );
+        let s = Sandbox::new(State::Confined(Confined {
+            kind: Kind::UserNamespace,
+            launch: vec![PathBuf::from("/proc/self/exe")],
+            uid: 1000,
+            gid: 1000,
+            groups: vec![],
+            plan: Plan {
+                network: false,
+                masks: vec!["/run/docker.sock".into()],
+                read_only: vec!["/repo/.git".into()],
+            },
+        }));
         let env = vec![("HOME".to_string(), "/home/u".to_string())];
         let (cmd, input) = s.command(&["/bin/sh", "-c", "pytest"], Path::new("/repo"), &env);
         let args: Vec<_> = cmd.as_std().get_args().collect();

@@ -25,15 +25,8 @@ pub fn program() -> Result<&'static Path, String> {
 /// which the user can write; for root, one under the system directories the sandbox makes
 /// read-only ([`crate::sandbox::SYSTEM_DIRS`]).
 fn find(path: &std::ffi::OsStr, root: bool) -> Result<PathBuf, String> {
-    use std::os::unix::fs::PermissionsExt;
     let mut skipped = Vec::new();
-    for dir in std::env::split_paths(path) {
-        let candidate = dir.join("git");
-        let runnable = std::fs::metadata(&candidate)
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-        if !runnable {
-            continue;
-        }
+    for candidate in crate::sandbox::on_path(path, "git") {
         let real = std::fs::canonicalize(&candidate).unwrap_or_else(|_| candidate.clone());
         let replaceable = if root {
             !crate::sandbox::SYSTEM_DIRS
