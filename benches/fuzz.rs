@@ -75,7 +75,7 @@ fn config(data: &[u8]) {
 }
 
 fn plan(data: &[u8]) {
-    let _ = qa_loop::config::load::parse_plan_strategy(
+    let _ = qa_loop::config::plan::parse_plan_strategy(
         Path::new("implementation_plan.json"),
         &String::from_utf8_lossy(data),
     );

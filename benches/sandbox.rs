@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use qa_loop::cancel::Cancel;
-use qa_loop::config::env_vars::EnvPolicy;
+use qa_loop::env_vars::EnvPolicy;
 use qa_loop::sandbox::{Plan, Sandbox};
 use qa_loop::verify::process::{Job, Launcher};
 

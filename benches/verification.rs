@@ -14,7 +14,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use qa_loop::cancel::Cancel;
-use qa_loop::config::env_vars::EnvPolicy;
+use qa_loop::env_vars::EnvPolicy;
 use qa_loop::verify::junit;
 use qa_loop::verify::process::{Job, Launcher};
 

@@ -14,6 +14,7 @@ pub mod config;
 pub mod conversations;
 pub mod diffview;
 pub mod engine;
+pub mod env_vars;
 pub mod error;
 pub mod github;
 pub mod llm;

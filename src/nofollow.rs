@@ -2,10 +2,14 @@
 //! link committed by the change (or planted by its tests) as the out dir, `QA_FIX_REQUEST.md`
 //! or a test report would make qa-loop write outside the checkout, or read — outside the
 //! sandbox, with qa-loop's reach — a file the change's code could not (the runner's credential
-//! files) into a report, the model's context or an uploaded artifact.
+//! files) into a report, the model's context or an uploaded artifact. Input files (config, plan,
+//! spec, replay sessions) are read as UTF-8 without leaving the checkout through a link
+//! (`read_text`); qa-loop's own files are written atomically (`write_atomic`).
 
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
+
+use crate::error::InputError;
 
 /// The first component of `path` at or below `root` that is a symbolic link, if any. Only the
 /// part of `path` inside `root` is checked (a path outside the checkout is the caller's choice).
@@ -66,6 +70,48 @@ pub fn read_to_string(root: &Path, path: &Path) -> std::io::Result<String> {
     let mut text = String::new();
     file.read_to_string(&mut text)?;
     Ok(text)
+}
+
+/// Reads a file as UTF-8, naming the line and column of the first invalid byte.
+pub fn read_text(path: &Path) -> Result<String, InputError> {
+    // A file in the checkout (the working directory) that a link takes outside it is not read:
+    // its text would reach error messages, the model or the report.
+    if let Some(target) = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| escapes(&cwd, path))
+    {
+        return Err(InputError::file(
+            path,
+            format!(
+                "a link to {}, outside the checkout: not read",
+                target.display()
+            ),
+        ));
+    }
+    let bytes = std::fs::read(path)
+        .map_err(|e| InputError::file(path, format!("cannot read file: {e}")))?;
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(text),
+        Err(err) => {
+            let valid = &err.as_bytes()[..err.utf8_error().valid_up_to()];
+            let line = valid.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+            let col = valid.iter().rev().take_while(|&&b| b != b'\n').count() as u64 + 1;
+            Err(InputError::at(path, line, col, "file is not valid UTF-8"))
+        }
+    }
+}
+
+/// Writes through a temporary file and a rename, so a crash never leaves half a file; keeps
+/// the file's permissions.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut tmp, bytes)?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 #[cfg(test)]

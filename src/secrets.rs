@@ -158,10 +158,8 @@ pub fn of_env<'a>(
 ) -> Vec<String> {
     vars.into_iter()
         .filter(|(k, _)| {
-            crate::config::env_vars::is_secret(k)
-                || secret_env
-                    .iter()
-                    .any(|p| crate::config::env_vars::wildcard(p, k))
+            crate::env_vars::is_secret(k)
+                || secret_env.iter().any(|p| crate::env_vars::wildcard(p, k))
         })
         .map(|(_, v)| v.to_string())
         .collect()

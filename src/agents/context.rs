@@ -2,7 +2,8 @@
 //! share of the window, the oldest tool results are replaced by a one-line note (the model can
 //! run the tool again), newest kept. Sizes are estimated at 4 bytes per token (FACTS.md).
 
-use crate::llm::{Content, Message, Request};
+use crate::llm::types::estimate;
+use crate::llm::{Content, Request};
 
 /// Share of the context window a request may fill before old tool results are elided (the rest
 /// is the answer's room and estimation slack).
@@ -12,34 +13,6 @@ pub const FILL: f64 = 0.7;
 pub const TARGET: f64 = 0.5;
 
 pub const ELIDED: &str = "[output elided to keep the conversation within the context window; call the tool again if you need it]";
-
-/// Estimated tokens of a request: system prompt, tool definitions and messages.
-pub fn estimate(request: &Request) -> u64 {
-    let tools: usize = request
-        .tools
-        .iter()
-        .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len())
-        .sum();
-    (request.system.len() + tools + messages_bytes(&request.messages)) as u64 / 4
-}
-
-fn messages_bytes(messages: &[Message]) -> usize {
-    messages
-        .iter()
-        .flat_map(|m| &m.content)
-        .map(|c| match c {
-            Content::Text(t) => t.len(),
-            Content::ToolCall(call) => call.name.len() + call.arguments.to_string().len(),
-            Content::ToolResult { content, .. } => content.len(),
-            Content::Thinking {
-                thinking, redacted, ..
-            } => thinking.len() + redacted.as_ref().map_or(0, String::len),
-            Content::Reasoning(item) => item.to_string().len(),
-            // An image costs its tokens (about four bytes of text each), not its bytes.
-            Content::Image { tokens, .. } => *tokens as usize * 4,
-        })
-        .sum()
-}
 
 /// Elides the oldest tool results of `request` when it passes [`FILL`] of `window` tokens, down
 /// to [`TARGET`]. The first message (the task) and the newest message are never touched.
@@ -81,7 +54,7 @@ pub fn fit(request: &mut Request, window: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::{AgentRole, Speaker, ToolCall};
+    use crate::llm::{AgentRole, Message, Speaker, ToolCall};
 
     fn result(n: usize, bytes: usize) -> Message {
         Message {

@@ -12,4 +12,4 @@ pub mod tasks;
 pub mod verdict;
 
 pub use meter::Meter;
-pub use runner::{Agent, AgentEnd, ToolCalls, ToolCaps};
+pub use runner::{Agent, AgentEnd, ToolCalls};

@@ -63,59 +63,50 @@ impl Reviewer for AgentReviewer<'_> {
         );
         // An iteration is a review and the fix after it.
         self.shared.calls.new_iteration();
+        let (tree, reviewed_head) = self.write_task(iteration, engine).await;
+        let expected: Vec<String> = self
+            .strategy
+            .criteria
+            .iter()
+            .map(|c| c.text.clone())
+            .collect();
+        let ended = self.run_reviewer(&expected).await;
+        self.last_tree = tree;
+        if ended.is_err() {
+            // Start afresh next time rather than continue a conversation cut mid-turn.
+            self.conversation.clear();
+        }
+        match ended? {
+            AgentEnd::Verdict(v) => Ok(self.complete_verdict(v, &expected, reviewed_head)),
+            AgentEnd::Finished(_) => Err("the reviewer ended without a verdict".into()),
+        }
+    }
+}
+
+impl AgentReviewer<'_> {
+    /// Puts this review's task (and the pages' screenshots) into the conversation; returns the
+    /// tree snapshot taken and the commit reviewed, if known.
+    async fn write_task(
+        &mut self,
+        iteration: u32,
+        engine: &Engine,
+    ) -> (Option<String>, Option<String>) {
         let empty = VerificationReport::default();
         let verification = engine.verification().unwrap_or(&empty);
         let hints = crate::diffview::DiffHints::from_repo(
             &self.shared.root,
             named_files(&self.strategy.criteria, engine.history(), verification),
         );
-        let root = &self.shared.root;
-        let tree = match crate::vcs::snapshot(root, &self.own_paths).await {
-            Ok(t) => Some(t),
-            Err(e) => {
-                tracing::warn!("cannot snapshot the tree, the reviewer gets the whole task: {e}");
-                None
-            }
-        };
-        let changes = match (&self.last_tree, &tree) {
-            (Some(last), Some(now)) if !self.conversation.is_empty() => {
-                crate::diffview::load(root, &[last, now], false, tasks::DIFF_BUDGET, &hints, &[])
-                    .await
-                    .ok()
-            }
-            _ => None,
-        };
-        // A review that starts a conversation while earlier reviews exist (a later run, or
-        // after an error) continues from the last commit one of them saw.
-        let baseline = match changes {
-            None if !engine.history().is_empty() => {
-                super::rereview::baseline(
-                    root,
-                    engine.history(),
-                    tasks::DIFF_BUDGET,
-                    &hints,
-                    &self.own_paths,
-                )
-                .await
-            }
-            _ => super::rereview::Baseline::None,
-        };
+        let tree = self.snapshot().await;
+        let changes = self.changes_since_last(tree.as_ref(), &hints).await;
+        let baseline = self.baseline(changes.is_some(), engine, &hints).await;
         // The whole change: shown within the budget in a full review; a re-review names its
         // files only (sizes, no text) and a follow-up shows only what changed.
         let budget = match (&baseline, &changes) {
             (super::rereview::Baseline::Since(_), _) | (_, Some(_)) => 0,
             _ => tasks::DIFF_BUDGET,
         };
-        let diff = match self.shared.tools.diff_base.rev() {
-            Ok(base) => {
-                let base = crate::vcs::merge_base(root, base).await;
-                crate::diffview::load(root, &[&base], true, budget, &hints, &self.own_paths).await
-            }
-            Err(e) => Err(e),
-        };
-        if let Err(e) = &diff {
-            tracing::warn!("cannot compute the diff: {e}");
-        }
+        let diff = self.whole_diff(budget, &hints).await;
         let brief = tasks::ReviewBrief {
             iteration,
             risk_level: self.strategy.risk_level,
@@ -136,34 +127,106 @@ impl Reviewer for AgentReviewer<'_> {
                 _ => None,
             },
         };
-        let reviewed_head = super::rereview::reviewed_head(root, tree.as_deref()).await;
-        match changes {
-            Some(changes) => {
-                let (task, omitted) = tasks::follow_up_task(&brief, &changes);
-                let mut all = self.omitted_files.borrow_mut();
-                let known: std::collections::HashSet<String> = all.iter().cloned().collect();
-                all.extend(omitted.into_iter().filter(|f| !known.contains(f)));
-                crate::agents::runner::continue_with(&mut self.conversation, task);
-            }
-            None => {
-                let (task, omitted) = match &baseline {
-                    super::rereview::Baseline::Since(since) => {
-                        tracing::info!(
-                            since = %since.head,
-                            commits = since.commits.len(),
-                            "reviewing what changed since the last review"
-                        );
-                        tasks::rereview_task(&brief, since)
-                    }
-                    _ => tasks::review_task(&brief),
-                };
-                *self.omitted_files.borrow_mut() = omitted;
-                self.conversation = vec![crate::llm::Message::user(task)];
-            }
-        }
+        let reviewed_head =
+            super::rereview::reviewed_head(&self.shared.root, tree.as_deref()).await;
+        let follow_up = changes.is_some();
+        let (task, omitted) = reviewer_task(&brief, changes.as_ref(), &baseline);
+        self.start_task(task, omitted, follow_up);
         if let Some(last) = self.conversation.last_mut() {
-            last.content.extend(page_images(root, brief.verification));
+            last.content
+                .extend(page_images(&self.shared.root, verification));
         }
+        (tree, reviewed_head)
+    }
+
+    /// Snapshots the tree (without qa-loop's own files); `None`, with a warning, when it cannot.
+    async fn snapshot(&self) -> Option<String> {
+        match crate::vcs::snapshot(&self.shared.root, &self.own_paths).await {
+            Ok(t) => Some(t),
+            Err(e) => {
+                tracing::warn!("cannot snapshot the tree, the reviewer gets the whole task: {e}");
+                None
+            }
+        }
+    }
+
+    /// What changed since the tree the last review saw, when this review continues its
+    /// conversation.
+    async fn changes_since_last(
+        &self,
+        tree: Option<&String>,
+        hints: &tasks::DiffHints,
+    ) -> Option<tasks::DiffView> {
+        match (&self.last_tree, tree) {
+            (Some(last), Some(now)) if !self.conversation.is_empty() => {
+                let root = &self.shared.root;
+                crate::diffview::load(root, &[last, now], false, tasks::DIFF_BUDGET, hints, &[])
+                    .await
+                    .ok()
+            }
+            _ => None,
+        }
+    }
+
+    /// The earlier review a review continues from when it starts a conversation while earlier
+    /// reviews exist (a later run, or after an error): the last commit one of them saw.
+    async fn baseline(
+        &self,
+        follow_up: bool,
+        engine: &Engine,
+        hints: &tasks::DiffHints,
+    ) -> super::rereview::Baseline {
+        if follow_up || engine.history().is_empty() {
+            return super::rereview::Baseline::None;
+        }
+        super::rereview::baseline(
+            &self.shared.root,
+            engine.history(),
+            tasks::DIFF_BUDGET,
+            hints,
+            &self.own_paths,
+        )
+        .await
+    }
+
+    /// The whole change since the merge base with the diff base, within `budget`; warns when
+    /// it cannot be computed.
+    async fn whole_diff(
+        &self,
+        budget: usize,
+        hints: &tasks::DiffHints,
+    ) -> Result<tasks::DiffView, String> {
+        let root = &self.shared.root;
+        let diff = match self.shared.tools.diff_base.rev() {
+            Ok(base) => {
+                let base = crate::vcs::merge_base(root, base).await;
+                crate::diffview::load(root, &[&base], true, budget, hints, &self.own_paths).await
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = &diff {
+            tracing::warn!("cannot compute the diff: {e}");
+        }
+        diff
+    }
+
+    /// Continues the conversation with a follow-up task (adding to the files not shown), or
+    /// starts a new one with `task` (whose files not shown replace the earlier ones).
+    fn start_task(&mut self, task: String, omitted: Vec<String>, follow_up: bool) {
+        if follow_up {
+            let mut all = self.omitted_files.borrow_mut();
+            let known: std::collections::HashSet<String> = all.iter().cloned().collect();
+            all.extend(omitted.into_iter().filter(|f| !known.contains(f)));
+            crate::agents::runner::continue_with(&mut self.conversation, task);
+        } else {
+            *self.omitted_files.borrow_mut() = omitted;
+            self.conversation = vec![crate::llm::Message::user(task)];
+        }
+    }
+
+    /// Runs the reviewer agent on the conversation. Every criterion is judged: one targeted
+    /// follow-up for those the verdict left out.
+    async fn run_reviewer(&mut self, expected: &[String]) -> Result<AgentEnd, String> {
         let agent = Agent {
             provider: self.shared.provider,
             role: AgentRole::Reviewer,
@@ -176,15 +239,8 @@ impl Reviewer for AgentReviewer<'_> {
             calls: &self.shared.calls,
         };
         let mut ended = agent.converse(&mut self.conversation).await;
-        // Every criterion is judged: one targeted follow-up for those the verdict left out.
-        let expected: Vec<String> = self
-            .strategy
-            .criteria
-            .iter()
-            .map(|c| c.text.clone())
-            .collect();
         if let Ok(AgentEnd::Verdict(v)) = &ended {
-            let missing = super::verdict::missing_criteria(v, &expected);
+            let missing = super::verdict::missing_criteria(v, expected);
             if !missing.is_empty() {
                 tracing::info!(
                     missing = missing.len(),
@@ -202,26 +258,50 @@ impl Reviewer for AgentReviewer<'_> {
                 };
             }
         }
-        self.last_tree = tree;
-        if ended.is_err() {
-            // Start afresh next time rather than continue a conversation cut mid-turn.
-            self.conversation.clear();
+        ended
+    }
+
+    /// Completes the verdict: every expected criterion listed, the commit reviewed, and each
+    /// issue's file length.
+    fn complete_verdict(
+        &self,
+        mut v: Verdict,
+        expected: &[String],
+        reviewed_head: Option<String>,
+    ) -> Verdict {
+        super::verdict::complete_criteria(&mut v, expected);
+        v.reviewed_head = reviewed_head;
+        // Measured here, never taken from the reviewer: the file's length as reviewed.
+        for issue in &mut v.issues {
+            issue.file_lines = issue
+                .file
+                .as_deref()
+                .and_then(|f| self.shared.tools.confinement.line_count(f));
         }
-        match ended? {
-            AgentEnd::Verdict(mut v) => {
-                super::verdict::complete_criteria(&mut v, &expected);
-                v.reviewed_head = reviewed_head;
-                // Measured here, never taken from the reviewer: the file's length as reviewed.
-                for issue in &mut v.issues {
-                    issue.file_lines = issue
-                        .file
-                        .as_deref()
-                        .and_then(|f| self.shared.tools.confinement.line_count(f));
-                }
-                Ok(v)
-            }
-            AgentEnd::Finished(_) => Err("the reviewer ended without a verdict".into()),
+        v
+    }
+}
+
+/// The reviewer's task and the files it leaves out: a follow-up on `changes`, a re-review of
+/// what changed since an earlier review's commit, or a full review.
+fn reviewer_task(
+    brief: &tasks::ReviewBrief<'_>,
+    changes: Option<&tasks::DiffView>,
+    baseline: &super::rereview::Baseline,
+) -> (String, Vec<String>) {
+    if let Some(changes) = changes {
+        return tasks::follow_up_task(brief, changes);
+    }
+    match baseline {
+        super::rereview::Baseline::Since(since) => {
+            tracing::info!(
+                since = %since.head,
+                commits = since.commits.len(),
+                "reviewing what changed since the last review"
+            );
+            tasks::rereview_task(brief, since)
         }
+        _ => tasks::review_task(brief),
     }
 }
 

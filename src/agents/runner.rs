@@ -3,7 +3,10 @@
 
 use std::cell::{Cell, RefCell};
 
-use crate::llm::{AgentRole, Content, Message, Provider, Request, Speaker, Stop};
+use crate::config::ToolCaps;
+use crate::llm::{
+    AgentRole, Content, Message, Provider, Request, Response, Speaker, Stop, ToolCall,
+};
 use crate::model::Verdict;
 use crate::tools::{ToolBox, ToolSet, TurnEnd};
 
@@ -16,15 +19,6 @@ use super::verdict;
 pub enum AgentEnd {
     Verdict(Verdict),
     Finished(String),
-}
-
-/// Most tool calls run per model answer and per iteration: a model (or a prompt injection
-/// steering it) that asks for hundreds of commands gets the rest answered with an error.
-/// `submit_verdict` and `finish` are never capped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ToolCaps {
-    pub per_turn: u32,
-    pub per_iteration: u32,
 }
 
 /// The tool calls run so far in this iteration, shared by the reviewer and the fixer.
@@ -94,151 +88,21 @@ impl Agent<'_> {
     /// `finish`) leaves a last user message holding that call's result, so the conversation
     /// can go on with [`continue_with`].
     pub async fn converse(&self, messages: &mut Vec<Message>) -> Result<AgentEnd, String> {
-        let mut repaired = false;
-        let mut continued = false;
+        let mut retries = Retries::default();
         for _ in 0..self.max_steps {
             if let Some(why) = self.meter.borrow().exhausted() {
                 return Err(format!("budget spent: {why}"));
             }
-            let mut request = Request {
-                role: self.role,
-                model: self.model.clone(),
-                system: self.system.clone(),
-                messages: std::mem::take(messages),
-                tools: self.tools.specs(self.tool_set),
-            };
-            let window = self
-                .meter
-                .borrow()
-                .registry
-                .context_window(self.model.as_deref().unwrap_or_default());
-            let elided = context::fit(&mut request, window);
-            if elided > 0 {
-                tracing::info!(
-                    agent = self.role.as_str(),
-                    elided,
-                    "old tool results elided to stay within the context window"
-                );
-            }
-            let response = self.provider.complete(&request).await;
-            *messages = request.messages;
-            let response = response.map_err(|e| e.to_string())?;
-            self.meter
-                .borrow_mut()
-                .record(&response.model, response.usage);
-            // Thinking first: the API wants the turn back as it was given.
-            let mut content = response.thinking.clone();
-            if !response.text.is_empty() {
-                content.push(Content::Text(response.text.clone()));
-            }
-            content.extend(response.tool_calls.iter().cloned().map(Content::ToolCall));
-            messages.push(Message {
-                speaker: Speaker::Assistant,
-                content,
-            });
-
+            let response = self.ask(messages).await?;
             if response.tool_calls.is_empty() {
-                match &response.stop {
-                    Stop::Done => {}
-                    Stop::Refused(why) => {
-                        return Err(format!(
-                            "the model refused to answer the {} ({why})",
-                            self.role.as_str()
-                        ));
-                    }
-                    // The server paused a long turn: sending it back continues it.
-                    Stop::Paused => continue,
-                    Stop::MaxTokens if !continued => {
-                        continued = true;
-                        messages.push(Message::user(CUT_OFF.to_string()));
-                        continue;
-                    }
-                    Stop::MaxTokens => {
-                        return Err(format!(
-                            "the {}'s answer was cut at the output limit again without ending its turn",
-                            self.role.as_str()
-                        ));
-                    }
-                }
-                match self.tool_set {
-                    ToolSet::Fixer => return Ok(AgentEnd::Finished(response.text)),
-                    ToolSet::Reviewer => match verdict::from_text(&response.text) {
-                        Ok(v) => return Ok(AgentEnd::Verdict(v)),
-                        Err(why) if !repaired => {
-                            repaired = true;
-                            messages.push(Message::user(repair_request(&why)));
-                            continue;
-                        }
-                        Err(why) => {
-                            return Err(format!(
-                                "unparseable verdict after one repair request: {why}"
-                            ));
-                        }
-                    },
+                match self.answer_without_calls(response, messages, &mut retries) {
+                    Some(end) => return end,
+                    None => continue,
                 }
             }
-
-            let mut results = Vec::new();
-            let mut images = Vec::new();
-            let mut ended = None;
-            let mut nth = 0;
-            let mut refused = 0;
-            for call in &response.tool_calls {
-                tracing::debug!(agent = self.role.as_str(), tool = %call.name, "tool call");
-                if !ToolBox::ends_turn(&call.name) {
-                    nth += 1;
-                    if let Err(why) = self.calls.admit(nth) {
-                        refused += 1;
-                        results.push(Content::ToolResult {
-                            call_id: call.id.clone(),
-                            content: why,
-                            is_error: true,
-                        });
-                        continue;
-                    }
-                }
-                let out = self.tools.execute(self.tool_set, call).await;
-                match out.end {
-                    Some(TurnEnd::Verdict(args)) => match verdict::from_value(&args) {
-                        Ok(v) => ended = Some(AgentEnd::Verdict(v)),
-                        Err(why) if !repaired => {
-                            repaired = true;
-                            results.push(Content::ToolResult {
-                                call_id: call.id.clone(),
-                                content: repair_request(&why),
-                                is_error: true,
-                            });
-                            continue;
-                        }
-                        Err(why) => {
-                            return Err(format!("invalid verdict after one repair request: {why}"));
-                        }
-                    },
-                    Some(TurnEnd::Finish(summary)) => ended = Some(AgentEnd::Finished(summary)),
-                    None => {}
-                }
-                images.extend(out.images.into_iter().map(|i| Content::Image {
-                    media_type: i.media_type,
-                    data: i.data,
-                    tokens: i.tokens,
-                    call_id: Some(call.id.clone()),
-                }));
-                results.push(Content::ToolResult {
-                    call_id: call.id.clone(),
-                    content: out.content,
-                    is_error: out.is_error,
-                });
-            }
-            // Images after every result: providers want the results first.
-            results.append(&mut images);
-            if refused > 0 {
-                tracing::warn!(
-                    agent = self.role.as_str(),
-                    refused,
-                    asked = response.tool_calls.len(),
-                    "tool calls over the cap were not run"
-                );
-            }
+            let (results, ended) = self
+                .run_calls(&response.tool_calls, &mut retries.repaired)
+                .await?;
             messages.push(Message {
                 speaker: Speaker::User,
                 content: results,
@@ -253,6 +117,172 @@ impl Agent<'_> {
             self.max_steps
         ))
     }
+
+    /// Sends the conversation (fitted to the context window) to the model, meters the answer
+    /// and appends it to `messages` as the assistant's turn.
+    async fn ask(&self, messages: &mut Vec<Message>) -> Result<Response, String> {
+        let mut request = Request {
+            role: self.role,
+            model: self.model.clone(),
+            system: self.system.clone(),
+            messages: std::mem::take(messages),
+            tools: self.tools.specs(self.tool_set),
+        };
+        let window = self
+            .meter
+            .borrow()
+            .registry
+            .context_window(self.model.as_deref().unwrap_or_default());
+        let elided = context::fit(&mut request, window);
+        if elided > 0 {
+            tracing::info!(
+                agent = self.role.as_str(),
+                elided,
+                "old tool results elided to stay within the context window"
+            );
+        }
+        let response = self.provider.complete(&request).await;
+        *messages = request.messages;
+        let response = response.map_err(|e| e.to_string())?;
+        self.meter
+            .borrow_mut()
+            .record(&response.model, response.usage);
+        // Thinking first: the API wants the turn back as it was given.
+        let mut content = response.thinking.clone();
+        if !response.text.is_empty() {
+            content.push(Content::Text(response.text.clone()));
+        }
+        content.extend(response.tool_calls.iter().cloned().map(Content::ToolCall));
+        messages.push(Message {
+            speaker: Speaker::Assistant,
+            content,
+        });
+        Ok(response)
+    }
+
+    /// Handles an answer without tool calls: the turn's end (`Some`), or `None` when the model
+    /// is asked again (a paused turn, a first cut-off answer, a first unreadable verdict).
+    fn answer_without_calls(
+        &self,
+        response: Response,
+        messages: &mut Vec<Message>,
+        retries: &mut Retries,
+    ) -> Option<Result<AgentEnd, String>> {
+        match &response.stop {
+            Stop::Done => {}
+            Stop::Refused(why) => {
+                return Some(Err(format!(
+                    "the model refused to answer the {} ({why})",
+                    self.role.as_str()
+                )));
+            }
+            // The server paused a long turn: sending it back continues it.
+            Stop::Paused => return None,
+            Stop::MaxTokens if !retries.continued => {
+                retries.continued = true;
+                messages.push(Message::user(CUT_OFF.to_string()));
+                return None;
+            }
+            Stop::MaxTokens => {
+                return Some(Err(format!(
+                    "the {}'s answer was cut at the output limit again without ending its turn",
+                    self.role.as_str()
+                )));
+            }
+        }
+        match self.tool_set {
+            ToolSet::Fixer => Some(Ok(AgentEnd::Finished(response.text))),
+            ToolSet::Reviewer => match verdict::from_text(&response.text) {
+                Ok(v) => Some(Ok(AgentEnd::Verdict(v))),
+                Err(why) if !retries.repaired => {
+                    retries.repaired = true;
+                    messages.push(Message::user(repair_request(&why)));
+                    None
+                }
+                Err(why) => Some(Err(format!(
+                    "unparseable verdict after one repair request: {why}"
+                ))),
+            },
+        }
+    }
+
+    /// Runs one answer's tool calls within the caps: their results (images after every
+    /// result) and the turn's end if a call ended it. An error is a second invalid verdict.
+    async fn run_calls(
+        &self,
+        calls: &[ToolCall],
+        repaired: &mut bool,
+    ) -> Result<(Vec<Content>, Option<AgentEnd>), String> {
+        let mut results = Vec::new();
+        let mut images = Vec::new();
+        let mut ended = None;
+        let mut nth = 0;
+        let mut refused = 0;
+        for call in calls {
+            tracing::debug!(agent = self.role.as_str(), tool = %call.name, "tool call");
+            if !ToolBox::ends_turn(&call.name) {
+                nth += 1;
+                if let Err(why) = self.calls.admit(nth) {
+                    refused += 1;
+                    results.push(Content::ToolResult {
+                        call_id: call.id.clone(),
+                        content: why,
+                        is_error: true,
+                    });
+                    continue;
+                }
+            }
+            let out = self.tools.execute(self.tool_set, call).await;
+            match out.end {
+                Some(TurnEnd::Verdict(args)) => match verdict::from_value(&args) {
+                    Ok(v) => ended = Some(AgentEnd::Verdict(v)),
+                    Err(why) if !*repaired => {
+                        *repaired = true;
+                        results.push(Content::ToolResult {
+                            call_id: call.id.clone(),
+                            content: repair_request(&why),
+                            is_error: true,
+                        });
+                        continue;
+                    }
+                    Err(why) => {
+                        return Err(format!("invalid verdict after one repair request: {why}"));
+                    }
+                },
+                Some(TurnEnd::Finish(summary)) => ended = Some(AgentEnd::Finished(summary)),
+                None => {}
+            }
+            images.extend(out.images.into_iter().map(|i| Content::Image {
+                media_type: i.media_type,
+                data: i.data,
+                tokens: i.tokens,
+                call_id: Some(call.id.clone()),
+            }));
+            results.push(Content::ToolResult {
+                call_id: call.id.clone(),
+                content: out.content,
+                is_error: out.is_error,
+            });
+        }
+        // Images after every result: providers want the results first.
+        results.append(&mut images);
+        if refused > 0 {
+            tracing::warn!(
+                agent = self.role.as_str(),
+                refused,
+                asked = calls.len(),
+                "tool calls over the cap were not run"
+            );
+        }
+        Ok((results, ended))
+    }
+}
+
+/// The one-time retries a turn allows: a verdict repair request and a cut-off continuation.
+#[derive(Default)]
+struct Retries {
+    repaired: bool,
+    continued: bool,
 }
 
 /// Adds the next task to a conversation left by [`Agent::converse`]: into the last user message

@@ -101,13 +101,28 @@ This review covers the whole change again.\n\n",
 /// and only what changed since the commit that review saw (commits told apart: qa-loop's fixes
 /// and others'). The whole change is named file by file, to read with `git_diff`.
 pub fn rereview_task(b: &ReviewBrief<'_>, since: &super::rereview::Since) -> (String, Vec<String>) {
-    use super::rereview::short;
     let mut out = format!(
         "# QA review, iteration {}\n\nRisk level: `{}`.\n\n",
         b.iteration,
         b.risk_level.as_str()
     );
-    if let Some(last) = b.earlier.last() {
+    reviewed_before(b.earlier, since, &mut out);
+    scope_sections(b, &mut out);
+    verification_section(b, &mut out);
+    open_issues_section(b.earlier, &mut out);
+    earlier_section(&b.earlier[..b.earlier.len().saturating_sub(1)], &mut out);
+    since_section(since, &mut out);
+    whole_change_section(b.diff, &mut out);
+    out.push_str(
+        "\nVerify claims by reading code and running commands. End with `submit_verdict`.\n",
+    );
+    (out, since.delta.shown.omitted_files.clone())
+}
+
+/// A re-review's opening: the last review's verdict and the commit this review continues from.
+fn reviewed_before(earlier: &[IterationRecord], since: &super::rereview::Since, out: &mut String) {
+    use super::rereview::short;
+    if let Some(last) = earlier.last() {
         out.push_str(&format!(
             "This change was reviewed before. The last review (iteration {}) {} it with score {}: {}\n\n",
             last.iteration,
@@ -122,9 +137,11 @@ then judge the whole change against the criteria. Files not in the changes below
         since.iteration,
         short(&since.head)
     ));
-    scope_sections(b, &mut out);
-    verification_section(b, &mut out);
-    if let Some(last) = b.earlier.last().filter(|l| !l.issues.is_empty()) {
+}
+
+/// The last review's open issues, to check first (none: no section).
+fn open_issues_section(earlier: &[IterationRecord], out: &mut String) {
+    if let Some(last) = earlier.last().filter(|l| !l.issues.is_empty()) {
         out.push_str(&format!(
             "## Open issues of the last review (iteration {})\n\nCheck each first: is it fixed now? If one is still there, report it again with `recurs` set to its id.\n\n",
             last.iteration
@@ -141,7 +158,12 @@ then judge the whole change against the criteria. Files not in the changes below
         }
         out.push('\n');
     }
-    earlier_section(&b.earlier[..b.earlier.len().saturating_sub(1)], &mut out);
+}
+
+/// What changed since the last review's commit: the commits (qa-loop's fixes told apart from
+/// others') and the diff between the two states.
+fn since_section(since: &super::rereview::Since, out: &mut String) {
+    use super::rereview::short;
     out.push_str(&format!(
         "## What changed since the last review (`{}`..HEAD)\n\n",
         short(&since.head)
@@ -170,9 +192,13 @@ then judge the whole change against the criteria. Files not in the changes below
     } else if !shown.text.trim().is_empty() {
         out.push_str(&format!("\n```diff\n{}\n```\n", shown.text.trim_end()));
     }
-    left_out(shown, &mut out);
+    left_out(shown, out);
+}
+
+/// The whole change against the base, named file by file (not shown) for a re-review.
+fn whole_change_section(diff: Result<&DiffView, &str>, out: &mut String) {
     out.push_str("\n## The whole change\n\n");
-    match b.diff {
+    match diff {
         Err(why) => out.push_str(&format!(
             "The whole change against the base is not available ({}); say so in your summary.\n",
             why.trim()
@@ -200,10 +226,6 @@ then judge the whole change against the criteria. Files not in the changes below
             }
         }
     }
-    out.push_str(
-        "\nVerify claims by reading code and running commands. End with `submit_verdict`.\n",
-    );
-    (out, shown.omitted_files.clone())
 }
 
 /// Files of the whole change a re-review names (the rest are counted).

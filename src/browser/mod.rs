@@ -10,46 +10,23 @@
 
 pub mod parse;
 
+pub use parse::SNAPSHOT_BUDGET;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::config::file::BrowserVerificationConfig;
+use crate::config::file::{
+    BrowserVerificationConfig, NO_CONSOLE_ERRORS, RENDERS, builtin_check as builtin,
+};
 use crate::conversations::app::{self, App};
-use crate::mcp::Hub;
+use crate::mcp::{CallResult, Hub};
 use crate::model::{Finding, Gate, GateStatus, IssueType, PageCheck, PageResult, Severity};
 use crate::verify::process::Launcher;
 
-/// The check that the page loads with a non-error status and shows something.
-pub const RENDERS: &str = "renders";
-/// The check that the page logs no console errors.
-pub const NO_CONSOLE_ERRORS: &str = "no-console-errors";
-/// Bytes of the page snapshot kept in the gate (the reviewer reads it).
-pub const SNAPSHOT_BUDGET: usize = 6 * 1024;
 /// Console errors and failed requests listed per page.
 const LISTED: usize = 20;
-
-/// Whether `check` is one qa-loop decides itself (`renders`, `no-console-errors`).
-pub fn is_builtin_check(check: &str) -> bool {
-    builtin(check).is_some()
-}
-
-fn builtin(check: &str) -> Option<&'static str> {
-    let c: String = check
-        .trim()
-        .to_ascii_lowercase()
-        .chars()
-        .map(|c| if c == '_' || c == ' ' { '-' } else { c })
-        .collect();
-    match c.as_str() {
-        "renders" | "render" | "loads" => Some(RENDERS),
-        "no-console-errors" | "no-console-error" | "no-errors-in-console" => {
-            Some(NO_CONSOLE_ERRORS)
-        }
-        _ => None,
-    }
-}
 
 /// The browser-verification suite of a verification pass.
 pub struct BrowserVerification {
@@ -186,152 +163,16 @@ impl BrowserVerification {
 
     /// Loads one page and applies its checks.
     async fn page(&self, pass: u32, n: usize, url: &str, checks: &[String]) -> (Gate, PageResult) {
-        let server = self.config.server();
-        let call = |tool: &'static str, args: serde_json::Value| async move {
-            self.hub.call_tool(server, tool, &args).await
-        };
-        let nav = call("browser_navigate", json!({ "url": url })).await;
-        let mut not_rendered = if nav.is_error {
-            Some(parse::error_line(&nav.text))
-        } else {
-            parse::http_status(&nav.text)
-                .filter(|(code, _)| *code >= 400)
-                .map(|(code, text)| format!("HTTP {code} {text}").trim_end().to_string())
-        };
-        if not_rendered.is_none() {
-            let shown = call(
-                "browser_evaluate",
-                json!({ "function": "() => ({ text: document.body ? document.body.innerText.trim().length : 0, elements: document.body ? document.body.querySelectorAll('*').length : 0 })" }),
-            )
-            .await;
-            match parse::result_json(&shown.text) {
-                Some(v) if v["text"].as_u64() == Some(0) && v["elements"].as_u64() == Some(0) => {
-                    not_rendered = Some("the page is blank (no text, no elements)".into());
-                }
-                _ => {}
-            }
-        }
-        let console = call("browser_console_messages", json!({ "level": "error" })).await;
-        let console_errors = if console.is_error {
-            Vec::new()
-        } else {
-            parse::console_errors(&console.text)
-        };
-        let network = call("browser_network_requests", json!({ "static": false })).await;
-        let failed_requests = if network.is_error {
-            Vec::new()
-        } else {
-            parse::failed_requests(&network.text)
-        };
-        let shot = call(
-            "browser_take_screenshot",
-            json!({ "type": "png", "scale": "css" }),
-        )
-        .await;
-        let screenshot = shot
-            .images
-            .first()
-            .and_then(|p| self.keep_screenshot(p, pass, n));
-        let snapshot = call("browser_snapshot", json!({})).await;
-        let snapshot_text = if snapshot.is_error {
-            format!("(no snapshot: {})", parse::error_line(&snapshot.text))
-        } else {
-            parse::snapshot(&snapshot.text)
-        };
-
+        let seen = self.observe(pass, n, url).await;
         let wanted: Vec<String> = if checks.is_empty() {
             vec![RENDERS.into(), NO_CONSOLE_ERRORS.into()]
         } else {
             checks.to_vec()
         };
-        let mut results = Vec::new();
-        let mut findings = Vec::new();
-        for c in &wanted {
-            let (passed, detail) = match builtin(c) {
-                Some(RENDERS) => match &not_rendered {
-                    Some(why) => (Some(false), why.clone()),
-                    None => (Some(true), String::new()),
-                },
-                Some(_) => {
-                    if console_errors.is_empty() {
-                        (Some(true), String::new())
-                    } else {
-                        (
-                            Some(false),
-                            format!(
-                                "{} console error{}: {}",
-                                console_errors.len(),
-                                if console_errors.len() == 1 { "" } else { "s" },
-                                crate::text::clip(&console_errors[0], 200)
-                            ),
-                        )
-                    }
-                }
-                None => (None, "judged by the reviewer".into()),
-            };
-            if passed == Some(false) {
-                findings.push(Finding {
-                    kind: IssueType::E2eTest,
-                    severity: Severity::High,
-                    title: format!(
-                        "{url} fails `{}`: {}",
-                        builtin(c).unwrap_or(c),
-                        crate::text::clip(&detail, 200)
-                    ),
-                    file: None,
-                    line: None,
-                    detail: detail.clone(),
-                    fix: match builtin(c) {
-                        Some(RENDERS) => {
-                            "Make the page load with a non-error status and show its content."
-                                .into()
-                        }
-                        _ => {
-                            "Fix what logs the console errors (or handle the failure in the page)."
-                                .into()
-                        }
-                    },
-                });
-            }
-            results.push(PageCheck {
-                check: c.clone(),
-                passed,
-                detail,
-            });
-        }
+        let (results, findings) = apply_checks(url, &wanted, &seen);
         let passed = results.iter().all(|r| r.passed != Some(false));
-        let summary = if passed {
-            let decided: Vec<&str> = results
-                .iter()
-                .filter(|r| r.passed == Some(true))
-                .map(|r| r.check.as_str())
-                .collect();
-            format!(
-                "{} hold{}",
-                decided.join(", "),
-                if decided.len() == 1 { "s" } else { "" }
-            )
-        } else {
-            findings
-                .iter()
-                .map(|f| f.title.clone())
-                .collect::<Vec<_>>()
-                .join("; ")
-        };
-        let mut excerpt = String::new();
-        if let Some(why) = &not_rendered {
-            excerpt.push_str(&format!("Not rendered: {why}\n"));
-        }
-        list(&mut excerpt, "Console errors", &console_errors);
-        list(&mut excerpt, "Failed requests", &failed_requests);
-        if let Some(s) = &screenshot {
-            excerpt.push_str(&format!("Screenshot: {s}\n"));
-        }
-        if results.iter().any(|r| r.passed.is_none()) || !passed {
-            excerpt.push_str(&format!(
-                "Page snapshot (accessibility tree):\n{snapshot_text}\n"
-            ));
-        }
+        let summary = page_summary(passed, &results, &findings);
+        let excerpt = page_excerpt(&seen, &results, passed);
         let gate = Gate {
             name: format!("browser:{url}"),
             issue_type: IssueType::E2eTest,
@@ -349,11 +190,89 @@ impl BrowserVerification {
             url: url.to_string(),
             passed,
             checks: results,
-            screenshot,
-            console_errors,
-            failed_requests,
+            screenshot: seen.screenshot,
+            console_errors: seen.console_errors,
+            failed_requests: seen.failed_requests,
         };
         (gate, result)
+    }
+
+    /// Calls one of the browser server's tools.
+    async fn call(&self, tool: &'static str, args: serde_json::Value) -> CallResult {
+        self.hub.call_tool(self.config.server(), tool, &args).await
+    }
+
+    /// Navigates to the page and reads it: whether it rendered, its console errors and failed
+    /// requests, a screenshot (kept as page `n` of pass `pass`) and its snapshot.
+    async fn observe(&self, pass: u32, n: usize, url: &str) -> Observed {
+        let not_rendered = self.navigate(url).await;
+        let console = self
+            .call("browser_console_messages", json!({ "level": "error" }))
+            .await;
+        let console_errors = if console.is_error {
+            Vec::new()
+        } else {
+            parse::console_errors(&console.text)
+        };
+        let network = self
+            .call("browser_network_requests", json!({ "static": false }))
+            .await;
+        let failed_requests = if network.is_error {
+            Vec::new()
+        } else {
+            parse::failed_requests(&network.text)
+        };
+        let shot = self
+            .call(
+                "browser_take_screenshot",
+                json!({ "type": "png", "scale": "css" }),
+            )
+            .await;
+        let screenshot = shot
+            .images
+            .first()
+            .and_then(|p| self.keep_screenshot(p, pass, n));
+        let snapshot = self.call("browser_snapshot", json!({})).await;
+        let snapshot_text = if snapshot.is_error {
+            format!("(no snapshot: {})", parse::error_line(&snapshot.text))
+        } else {
+            parse::snapshot(&snapshot.text)
+        };
+        Observed {
+            not_rendered,
+            console_errors,
+            failed_requests,
+            screenshot,
+            snapshot_text,
+        }
+    }
+
+    /// Opens the page; why it did not render (a navigation error, an HTTP error status, a
+    /// blank page), if it did not.
+    async fn navigate(&self, url: &str) -> Option<String> {
+        let nav = self.call("browser_navigate", json!({ "url": url })).await;
+        let not_rendered = if nav.is_error {
+            Some(parse::error_line(&nav.text))
+        } else {
+            parse::http_status(&nav.text)
+                .filter(|(code, _)| *code >= 400)
+                .map(|(code, text)| format!("HTTP {code} {text}").trim_end().to_string())
+        };
+        if not_rendered.is_some() {
+            return not_rendered;
+        }
+        let shown = self
+            .call(
+                "browser_evaluate",
+                json!({ "function": "() => ({ text: document.body ? document.body.innerText.trim().length : 0, elements: document.body ? document.body.querySelectorAll('*').length : 0 })" }),
+            )
+            .await;
+        match parse::result_json(&shown.text) {
+            Some(v) if v["text"].as_u64() == Some(0) && v["elements"].as_u64() == Some(0) => {
+                Some("the page is blank (no text, no elements)".into())
+            }
+            _ => None,
+        }
     }
 
     /// Moves a screenshot the hub saved to `<out>/browser/pass-<p>/page-<n>.png`.
@@ -392,4 +311,126 @@ fn list(out: &mut String, what: &str, items: &[String]) {
     if items.len() > LISTED {
         out.push_str(&format!("- … and {} more\n", items.len() - LISTED));
     }
+}
+
+/// What was read of one loaded page.
+struct Observed {
+    /// Why the page did not render, if it did not.
+    not_rendered: Option<String>,
+    console_errors: Vec<String>,
+    failed_requests: Vec<String>,
+    /// Where the screenshot was kept.
+    screenshot: Option<String>,
+    /// The accessibility tree, or why there is none.
+    snapshot_text: String,
+}
+
+/// Each wanted check's result on the page, and a finding per failed check.
+fn apply_checks(url: &str, wanted: &[String], seen: &Observed) -> (Vec<PageCheck>, Vec<Finding>) {
+    let mut results = Vec::new();
+    let mut findings = Vec::new();
+    for c in wanted {
+        let (passed, detail) = check_result(c, seen);
+        if passed == Some(false) {
+            findings.push(check_failure(url, c, &detail));
+        }
+        results.push(PageCheck {
+            check: c.clone(),
+            passed,
+            detail,
+        });
+    }
+    (results, findings)
+}
+
+/// Whether a check holds (`None`: a free-text check, judged by the reviewer) and why not.
+fn check_result(check: &str, seen: &Observed) -> (Option<bool>, String) {
+    let console_errors = &seen.console_errors;
+    match builtin(check) {
+        Some(RENDERS) => match &seen.not_rendered {
+            Some(why) => (Some(false), why.clone()),
+            None => (Some(true), String::new()),
+        },
+        Some(_) => {
+            if console_errors.is_empty() {
+                (Some(true), String::new())
+            } else {
+                (
+                    Some(false),
+                    format!(
+                        "{} console error{}: {}",
+                        console_errors.len(),
+                        if console_errors.len() == 1 { "" } else { "s" },
+                        crate::text::clip(&console_errors[0], 200)
+                    ),
+                )
+            }
+        }
+        None => (None, "judged by the reviewer".into()),
+    }
+}
+
+/// The finding of a built-in check that failed on the page.
+fn check_failure(url: &str, check: &str, detail: &str) -> Finding {
+    Finding {
+        kind: IssueType::E2eTest,
+        severity: Severity::High,
+        title: format!(
+            "{url} fails `{}`: {}",
+            builtin(check).unwrap_or(check),
+            crate::text::clip(detail, 200)
+        ),
+        file: None,
+        line: None,
+        detail: detail.to_string(),
+        fix: match builtin(check) {
+            Some(RENDERS) => {
+                "Make the page load with a non-error status and show its content.".into()
+            }
+            _ => "Fix what logs the console errors (or handle the failure in the page).".into(),
+        },
+    }
+}
+
+/// The page gate's summary: the decided checks that hold, or the failures' titles.
+fn page_summary(passed: bool, results: &[PageCheck], findings: &[Finding]) -> String {
+    if passed {
+        let decided: Vec<&str> = results
+            .iter()
+            .filter(|r| r.passed == Some(true))
+            .map(|r| r.check.as_str())
+            .collect();
+        format!(
+            "{} hold{}",
+            decided.join(", "),
+            if decided.len() == 1 { "s" } else { "" }
+        )
+    } else {
+        findings
+            .iter()
+            .map(|f| f.title.clone())
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// The page gate's excerpt: what went wrong, the screenshot, and the page snapshot when the
+/// reviewer judges a check or a check failed.
+fn page_excerpt(seen: &Observed, results: &[PageCheck], passed: bool) -> String {
+    let mut excerpt = String::new();
+    if let Some(why) = &seen.not_rendered {
+        excerpt.push_str(&format!("Not rendered: {why}\n"));
+    }
+    list(&mut excerpt, "Console errors", &seen.console_errors);
+    list(&mut excerpt, "Failed requests", &seen.failed_requests);
+    if let Some(s) = &seen.screenshot {
+        excerpt.push_str(&format!("Screenshot: {s}\n"));
+    }
+    if results.iter().any(|r| r.passed.is_none()) || !passed {
+        excerpt.push_str(&format!(
+            "Page snapshot (accessibility tree):\n{}\n",
+            seen.snapshot_text
+        ));
+    }
+    excerpt
 }

@@ -3,6 +3,9 @@
 
 use serde_json::Value;
 
+/// Bytes of the page snapshot kept in the gate (the reviewer reads it).
+pub const SNAPSHOT_BUDGET: usize = 6 * 1024;
+
 /// A request or message about the browser's own favicon: not the page's fault.
 fn is_favicon(line: &str) -> bool {
     line.contains("/favicon.ico")
@@ -69,7 +72,7 @@ pub fn result_json(text: &str) -> Option<Value> {
     serde_json::from_str(body).ok()
 }
 
-/// The page snapshot (the accessibility tree in YAML), cut to [`super::SNAPSHOT_BUDGET`] bytes.
+/// The page snapshot (the accessibility tree in YAML), cut to [`SNAPSHOT_BUDGET`] bytes.
 pub fn snapshot(text: &str) -> String {
     // The tree is under `### Snapshot` (or the whole answer in older versions), in a yaml fence.
     let body = text.split_once("### Snapshot").map_or(text, |(_, r)| r);
@@ -79,7 +82,7 @@ pub fn snapshot(text: &str) -> String {
         .trim_start_matches("```yaml")
         .trim_end_matches("```")
         .trim();
-    let shown = crate::text::prefix(body, super::SNAPSHOT_BUDGET);
+    let shown = crate::text::prefix(body, SNAPSHOT_BUDGET);
     if shown.len() < body.len() {
         format!(
             "{shown}\n… (cut: {} of {} bytes shown)",
@@ -136,11 +139,7 @@ mod tests {
         assert_eq!(snapshot(small), "- heading \"Hello\" [level=1]");
         let big = format!("```yaml\n{}```", "- text: abcdefgh\n".repeat(2000));
         let cut = snapshot(&big);
-        assert!(
-            cut.len() < super::super::SNAPSHOT_BUDGET + 100,
-            "{}",
-            cut.len()
-        );
+        assert!(cut.len() < super::SNAPSHOT_BUDGET + 100, "{}", cut.len());
         assert!(
             cut.ends_with(&format!(
                 "of {} bytes shown)",

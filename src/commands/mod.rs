@@ -90,7 +90,7 @@ fn init_logging(flags: &FlagLayer) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("QA_LOOP_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("qa_loop={level}")));
-    let color = config::env_vars::var(config::env_vars::NO_COLOR).is_none()
+    let color = crate::env_vars::var(crate::env_vars::NO_COLOR).is_none()
         && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -122,11 +122,11 @@ fn run_error(e: &RunError) -> Exit {
 async fn run_command(root: &std::path::Path, flags: &FlagLayer) -> Exit {
     use crate::github::actions::{ActionsEnv, CommandFiles};
     use crate::run::context::{Prepared, prepare};
-    let actions = ActionsEnv::from_env(crate::config::env_vars::var);
+    let actions = ActionsEnv::from_env(crate::env_vars::var);
     // What the runner's file commands hold now: anything written to them while the change's
     // code runs is discarded before qa-loop writes its outputs.
     let command_files = match &actions {
-        Some(_) => CommandFiles::snapshot(crate::config::env_vars::var),
+        Some(_) => CommandFiles::snapshot(crate::env_vars::var),
         None => CommandFiles::default(),
     };
     let ctx = match prepare(root, flags, actions.as_ref()).await {
@@ -335,7 +335,7 @@ fn status_cmd(root: &std::path::Path, flags: &FlagLayer, json: bool) -> Exit {
             "no QA state found: pass --plan implementation_plan.json, or run `qa-loop run` first",
         ));
     }
-    let text = match config::load::read_text(&source) {
+    let text = match crate::nofollow::read_text(&source) {
         Ok(t) => t,
         Err(e) => return bad_input(&e),
     };
@@ -361,32 +361,69 @@ fn status_cmd(root: &std::path::Path, flags: &FlagLayer, json: bool) -> Exit {
     }
 }
 
+/// What `qa-loop validate` prints: the resolved inputs, section by section (or as JSON).
 fn validate_view(inputs: &config::Inputs, json: bool, changed: Option<&[String]>) -> String {
     let s = &inputs.settings;
     let st = &inputs.strategy;
     if json {
-        let v = serde_json::json!({
-            "config": s.paths.config_path,
-            "plan": s.paths.plan,
-            "spec": s.paths.spec,
-            "out_dir": s.paths.out_dir,
-            "mode": s.rules.mode,
-            "max_iterations": s.rules.max_iterations,
-            "max_consecutive_errors": s.rules.max_consecutive_errors,
-            "recurring_threshold": s.rules.recurring_threshold,
-            "similarity_threshold": s.rules.similarity_threshold,
-            "min_score": s.rules.min_score,
-            "base": s.paths.base,
-            "provider": s.models.provider,
-            "models": crate::run::provider::resolved_models(s)
-                .into_iter()
-                .map(|m| (m.role.to_string(), m.to_json()))
-                .collect::<serde_json::Map<_, _>>(),
-            "strategy": st,
-        });
-        return serde_json::to_string_pretty(&v).expect("serializes") + "\n";
+        return validate_json(s, st);
     }
     let mut out = String::new();
+    paths_summary(&mut out, s);
+    models_summary(&mut out, s);
+    risk_summary(&mut out, st);
+    for suite in &st.suites {
+        suite_summary(&mut out, suite, changed);
+    }
+    pattern_checks_summary(&mut out, st.pattern_checks.as_ref());
+    if let Some(c) = st
+        .conversations
+        .as_ref()
+        .filter(|c| !c.scenarios.is_empty())
+    {
+        conversations_summary(&mut out, c);
+    }
+    if let Some(b) = &st.browser {
+        browser_summary(&mut out, b);
+    }
+    for (name, m) in &s.children.mcp_servers {
+        mcp_server_summary(&mut out, name, m);
+    }
+    if let Some(n) = &s.children.notify {
+        notifications_summary(&mut out, n);
+    }
+    criteria_summary(&mut out, &st.criteria);
+    checks_summary(&mut out, st);
+    loop_summary(&mut out, s);
+    out
+}
+
+/// `validate --json`: the resolved settings, models and strategy as one JSON object.
+fn validate_json(s: &config::Settings, st: &config::Strategy) -> String {
+    let v = serde_json::json!({
+        "config": s.paths.config_path,
+        "plan": s.paths.plan,
+        "spec": s.paths.spec,
+        "out_dir": s.paths.out_dir,
+        "mode": s.rules.mode,
+        "max_iterations": s.rules.max_iterations,
+        "max_consecutive_errors": s.rules.max_consecutive_errors,
+        "recurring_threshold": s.rules.recurring_threshold,
+        "similarity_threshold": s.rules.similarity_threshold,
+        "min_score": s.rules.min_score,
+        "base": s.paths.base,
+        "provider": s.models.provider,
+        "models": crate::run::provider::resolved_models(s)
+            .into_iter()
+            .map(|m| (m.role.to_string(), m.to_json()))
+            .collect::<serde_json::Map<_, _>>(),
+        "strategy": st,
+    });
+    serde_json::to_string_pretty(&v).expect("serializes") + "\n"
+}
+
+/// The config, plan and spec files in use, and the base the change is taken against.
+fn paths_summary(out: &mut String, s: &config::Settings) {
     let show = |p: &Option<PathBuf>| {
         p.as_ref()
             .map_or("(none)".to_string(), |p| p.display().to_string())
@@ -402,10 +439,18 @@ fn validate_view(inputs: &config::Inputs, json: bool, changed: Option<&[String]>
         None => "base: the pull request's base branch on GitHub, else HEAD (uncommitted work)\n"
             .to_string(),
     });
+}
+
+/// One line per model role, as resolved from the settings.
+fn models_summary(out: &mut String, s: &config::Settings) {
     for m in crate::run::provider::resolved_models(s) {
         out.push_str(&m.describe());
         out.push('\n');
     }
+}
+
+/// The risk level, and the tests found that no suite runs.
+fn risk_summary(out: &mut String, st: &config::Strategy) {
     out.push_str(&format!(
         "risk level: {}{}\n",
         st.risk_level.as_str(),
@@ -428,68 +473,79 @@ fn validate_view(inputs: &config::Inputs, json: bool, changed: Option<&[String]>
             out.push_str(&format!("  $ {}   # {}\n", d.command, d.evidence));
         }
     }
-    for suite in &st.suites {
-        out.push_str(&format!(
-            "\n{} ({}, by {}; timeout {}):\n",
-            suite.kind.key(),
-            if suite.required {
-                "required"
-            } else {
-                "advisory"
-            },
-            match suite.required_by {
-                config::strategy::RequiredBy::Config => "config",
-                config::strategy::RequiredBy::RiskLevel => "risk level",
-            },
-            humantime::format_duration(suite.timeout)
-        ));
-        let ingest_only = !suite.junit.is_empty() || !suite.coverage.is_empty();
-        match (suite.commands.is_empty(), ingest_only) {
-            (true, false) => out.push_str("  (no commands and no reports: this gate fails)\n"),
-            (true, true) => out.push_str(
-                "  (no commands: results are read from reports produced elsewhere; after a fix they wait for those jobs to run again)\n",
-            ),
-            _ => {}
-        }
-        for (c, from) in suite.commands.iter().zip(&suite.sources) {
-            out.push_str(&format!("  $ {c}\n      from {from}\n"));
-        }
-        if suite.by_path() {
-            if !suite.paths.is_empty() {
-                out.push_str(&format!("  paths: {}\n", suite.paths.join(", ")));
-            }
-            if !suite.paths_ignore.is_empty() {
-                out.push_str(&format!(
-                    "  paths_ignore: {}\n",
-                    suite.paths_ignore.join(", ")
-                ));
-            }
-            out.push_str(&match (suite.always, changed) {
-                (true, _) => "  runs always (`always: true`)\n".to_string(),
-                (false, None) => "  the current change is unknown here: it would run\n".to_string(),
-                (false, Some(files)) => match suite.skip_reason(Some(files)) {
-                    None => format!(
-                        "  for the current change ({} file(s)): it would run\n",
-                        files.len()
-                    ),
-                    Some(why) => format!("  for the current change: {why}\n"),
-                },
-            });
-        }
-        for g in &suite.junit {
-            out.push_str(&format!("  junit: {g}\n"));
-        }
-        for g in &suite.coverage {
-            out.push_str(&format!("  coverage: {g}\n"));
-        }
-        if let Some(m) = suite.minimum_coverage {
-            out.push_str(&format!("  minimum coverage: {m}%\n"));
-            if suite.coverage.is_empty() {
-                out.push_str("  (a minimum without `coverage` reports: this gate fails)\n");
-            }
+}
+
+/// One suite: whether it gates, its commands, when it runs, and the reports it reads.
+fn suite_summary(out: &mut String, suite: &config::Suite, changed: Option<&[String]>) {
+    out.push_str(&format!(
+        "\n{} ({}, by {}; timeout {}):\n",
+        suite.kind.key(),
+        if suite.required {
+            "required"
+        } else {
+            "advisory"
+        },
+        match suite.required_by {
+            config::strategy::RequiredBy::Config => "config",
+            config::strategy::RequiredBy::RiskLevel => "risk level",
+        },
+        humantime::format_duration(suite.timeout)
+    ));
+    let ingest_only = !suite.junit.is_empty() || !suite.coverage.is_empty();
+    match (suite.commands.is_empty(), ingest_only) {
+        (true, false) => out.push_str("  (no commands and no reports: this gate fails)\n"),
+        (true, true) => out.push_str(
+            "  (no commands: results are read from reports produced elsewhere; after a fix they wait for those jobs to run again)\n",
+        ),
+        _ => {}
+    }
+    for (c, from) in suite.commands.iter().zip(&suite.sources) {
+        out.push_str(&format!("  $ {c}\n      from {from}\n"));
+    }
+    if suite.by_path() {
+        suite_paths_summary(out, suite, changed);
+    }
+    for g in &suite.junit {
+        out.push_str(&format!("  junit: {g}\n"));
+    }
+    for g in &suite.coverage {
+        out.push_str(&format!("  coverage: {g}\n"));
+    }
+    if let Some(m) = suite.minimum_coverage {
+        out.push_str(&format!("  minimum coverage: {m}%\n"));
+        if suite.coverage.is_empty() {
+            out.push_str("  (a minimum without `coverage` reports: this gate fails)\n");
         }
     }
-    match &st.pattern_checks {
+}
+
+/// A path-filtered suite's paths, and whether it would run for the current change.
+fn suite_paths_summary(out: &mut String, suite: &config::Suite, changed: Option<&[String]>) {
+    if !suite.paths.is_empty() {
+        out.push_str(&format!("  paths: {}\n", suite.paths.join(", ")));
+    }
+    if !suite.paths_ignore.is_empty() {
+        out.push_str(&format!(
+            "  paths_ignore: {}\n",
+            suite.paths_ignore.join(", ")
+        ));
+    }
+    out.push_str(&match (suite.always, changed) {
+        (true, _) => "  runs always (`always: true`)\n".to_string(),
+        (false, None) => "  the current change is unknown here: it would run\n".to_string(),
+        (false, Some(files)) => match suite.skip_reason(Some(files)) {
+            None => format!(
+                "  for the current change ({} file(s)): it would run\n",
+                files.len()
+            ),
+            Some(why) => format!("  for the current change: {why}\n"),
+        },
+    });
+}
+
+/// The pattern checks on added lines: off, or the blocking and advisory rule ids.
+fn pattern_checks_summary(out: &mut String, checks: Option<&config::file::PatternChecksConfig>) {
+    match checks {
         None => out.push_str("\npattern checks: off\n"),
         Some(p) => {
             let rules = crate::verify::patterns::rules(p);
@@ -516,108 +572,111 @@ fn validate_view(inputs: &config::Inputs, json: bool, changed: Option<&[String]>
             }
         }
     }
-    if let Some(c) = st
-        .conversations
-        .as_ref()
-        .filter(|c| !c.scenarios.is_empty())
-    {
-        conversations_summary(&mut out, c);
+}
+
+/// Browser verification: the server, how the app starts, and each page with its checks.
+fn browser_summary(out: &mut String, b: &config::file::BrowserVerificationConfig) {
+    out.push_str(&format!(
+        "\nbrowser verification: {} page(s) through the MCP server `{}`, {}\n",
+        b.pages.len(),
+        b.server(),
+        if b.required == Some(true) {
+            "required (each page a gate)"
+        } else {
+            "advisory"
+        }
+    ));
+    if let Some(start) = &b.start {
+        out.push_str(&format!("  start: {start}\n"));
     }
-    if let Some(b) = &st.browser {
-        out.push_str(&format!(
-            "\nbrowser verification: {} page(s) through the MCP server `{}`, {}\n",
-            b.pages.len(),
-            b.server(),
-            if b.required == Some(true) {
-                "required (each page a gate)"
-            } else {
-                "advisory"
-            }
-        ));
-        if let Some(start) = &b.start {
-            out.push_str(&format!("  start: {start}\n"));
-        }
-        if let Some(url) = &b.ready_url {
-            out.push_str(&format!("  ready when: {url} answers 2xx\n"));
-        }
-        for p in &b.pages {
-            let checks = if p.checks.is_empty() {
-                "renders, no-console-errors".to_string()
-            } else {
-                p.checks.join(", ")
-            };
-            out.push_str(&format!(
-                "  browser:{}  [{checks}]\n",
-                b.page_url(&p.url).unwrap_or_else(|_| p.url.clone())
-            ));
-        }
+    if let Some(url) = &b.ready_url {
+        out.push_str(&format!("  ready when: {url} answers 2xx\n"));
     }
-    for (name, m) in &s.children.mcp_servers {
-        let how = match (&m.command, &m.url) {
-            (Some(c), _) => format!("stdio: {c} {}", m.args.join(" ")),
-            (None, Some(u)) => format!("streamable HTTP: {u}"),
-            (None, None) => String::new(),
+    for p in &b.pages {
+        let checks = if p.checks.is_empty() {
+            "renders, no-console-errors".to_string()
+        } else {
+            p.checks.join(", ")
         };
-        let agents: Vec<&str> = m
-            .agents
-            .as_deref()
-            .unwrap_or(&[crate::config::file::McpAgent::Reviewer])
-            .iter()
-            .map(|a| match a {
-                crate::config::file::McpAgent::Reviewer => "reviewer",
-                crate::config::file::McpAgent::Fixer => "fixer",
-                crate::config::file::McpAgent::Judge => "judge",
-            })
-            .collect();
         out.push_str(&format!(
-            "\nMCP server `{name}` ({}): tools {}, for the {}\n",
-            how.trim_end(),
-            m.tools.as_ref().map_or("all".to_string(), |t| t.join(", ")),
-            agents.join(", ")
+            "  browser:{}  [{checks}]\n",
+            b.page_url(&p.url).unwrap_or_else(|_| p.url.clone())
         ));
     }
-    if let Some(n) = &s.children.notify {
-        let mut targets = Vec::new();
-        if n.linear.is_some() {
-            targets.push("linear");
-        }
-        if n.slack.is_some() {
-            targets.push("slack");
-        }
-        if n.telegram.is_some() {
-            targets.push("telegram");
-        }
-        if n.webhook.is_some() {
-            targets.push("webhook");
-        }
-        let events: Vec<&str> = n
-            .events
-            .as_deref()
-            .unwrap_or(&crate::config::file::NotifyEvent::ALL)
-            .iter()
-            .map(|e| e.as_str())
-            .collect();
-        let unset: Vec<String> = n
-            .secret_vars()
-            .into_iter()
-            .filter(|v| crate::config::env_vars::var(v).is_none_or(|x| x.trim().is_empty()))
-            .collect();
-        out.push_str(&format!(
-            "\nnotifications: {} on {}{}\n",
-            targets.join(", "),
-            events.join(", "),
-            if unset.is_empty() {
-                String::new()
-            } else {
-                format!(" (not set here: {})", unset.join(", "))
-            }
-        ));
+}
+
+/// One MCP server: how it is reached, the tools it offers and the agents that get it.
+fn mcp_server_summary(out: &mut String, name: &str, m: &config::file::McpServerConfig) {
+    let how = match (&m.command, &m.url) {
+        (Some(c), _) => format!("stdio: {c} {}", m.args.join(" ")),
+        (None, Some(u)) => format!("streamable HTTP: {u}"),
+        (None, None) => String::new(),
+    };
+    let agents: Vec<&str> = m
+        .agents
+        .as_deref()
+        .unwrap_or(&[crate::config::file::McpAgent::Reviewer])
+        .iter()
+        .map(|a| match a {
+            crate::config::file::McpAgent::Reviewer => "reviewer",
+            crate::config::file::McpAgent::Fixer => "fixer",
+            crate::config::file::McpAgent::Judge => "judge",
+        })
+        .collect();
+    out.push_str(&format!(
+        "\nMCP server `{name}` ({}): tools {}, for the {}\n",
+        how.trim_end(),
+        m.tools.as_ref().map_or("all".to_string(), |t| t.join(", ")),
+        agents.join(", ")
+    ));
+}
+
+/// The notification targets and events, and the secrets not set in this environment.
+fn notifications_summary(out: &mut String, n: &config::file::NotifyConfig) {
+    let mut targets = Vec::new();
+    if n.linear.is_some() {
+        targets.push("linear");
     }
-    out.push_str(&format!("\nacceptance criteria ({}):\n", st.criteria.len()));
-    if st.criteria.is_empty() {
+    if n.slack.is_some() {
+        targets.push("slack");
+    }
+    if n.telegram.is_some() {
+        targets.push("telegram");
+    }
+    if n.webhook.is_some() {
+        targets.push("webhook");
+    }
+    let events: Vec<&str> = n
+        .events
+        .as_deref()
+        .unwrap_or(&crate::config::file::NotifyEvent::ALL)
+        .iter()
+        .map(|e| e.as_str())
+        .collect();
+    let unset: Vec<String> = n
+        .secret_vars()
+        .into_iter()
+        .filter(|v| crate::env_vars::var(v).is_none_or(|x| x.trim().is_empty()))
+        .collect();
+    out.push_str(&format!(
+        "\nnotifications: {} on {}{}\n",
+        targets.join(", "),
+        events.join(", "),
+        if unset.is_empty() {
+            String::new()
+        } else {
+            format!(" (not set here: {})", unset.join(", "))
+        }
+    ));
+}
+
+/// The acceptance criteria, numbered, each with where it came from.
+fn criteria_summary(out: &mut String, criteria: &[config::Criterion]) {
+    out.push_str(&format!("\nacceptance criteria ({}):\n", criteria.len()));
+    if criteria.is_empty() {
         out.push_str("  (none: the reviewer will judge against the PR title and description)\n");
     }
-    for (i, c) in st.criteria.iter().enumerate() {
+    for (i, c) in criteria.iter().enumerate() {
         out.push_str(&format!(
             "  {}. {}\n      from {}\n",
             i + 1,
@@ -625,6 +684,10 @@ fn validate_view(inputs: &config::Inputs, json: bool, changed: Option<&[String]>
             c.origin
         ));
     }
+}
+
+/// The plan's subtask checks and the checks it asks the reviewer to walk through.
+fn checks_summary(out: &mut String, st: &config::Strategy) {
     if !st.checks.is_empty() {
         out.push_str(&format!(
             "\nsubtask checks ({}, advisory: run after the suites, evidence for the reviewer):\n",
@@ -652,6 +715,10 @@ fn validate_view(inputs: &config::Inputs, json: bool, changed: Option<&[String]>
             out.push_str(&format!("  - {}\n      from {}\n", c.text, c.origin));
         }
     }
+}
+
+/// The loop's limits and the model provider.
+fn loop_summary(out: &mut String, s: &config::Settings) {
     out.push_str(&format!(
         "\nloop: mode {}, max {} iterations, {} consecutive errors, recurring threshold {}, similarity {}, min score {}\n",
         serde_json::to_value(s.rules.mode).unwrap().as_str().unwrap_or(""),
@@ -671,7 +738,6 @@ fn validate_view(inputs: &config::Inputs, json: bool, changed: Option<&[String]>
                 .unwrap_or("")
                 .to_string())
     ));
-    out
 }
 
 /// The conversation suite as `validate` prints it.

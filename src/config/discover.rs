@@ -25,28 +25,37 @@ const NPM_PLACEHOLDER: &str = "no test specified";
 /// Looks for tests under `root`.
 pub fn discover(root: &Path) -> Vec<Discovered> {
     let mut found: Vec<Discovered> = Vec::new();
-    let mut add = |command: &str, evidence: String| {
-        if !found.iter().any(|d| d.command == command) {
-            found.push(Discovered {
-                command: command.to_string(),
-                evidence,
-            });
-        }
-    };
-    let read = |name: &str| std::fs::read_to_string(root.join(name)).ok();
+    from_build_files(root, &mut found);
+    from_test_files(root, &mut found);
+    found
+}
 
+/// Adds `command` with its evidence, unless it was found already.
+fn add(found: &mut Vec<Discovered>, command: &str, evidence: String) {
+    if !found.iter().any(|d| d.command == command) {
+        found.push(Discovered {
+            command: command.to_string(),
+            evidence,
+        });
+    }
+}
+
+/// Tests set up in the project's build files (package.json, Cargo.toml, pytest's, Makefile …).
+fn from_build_files(root: &Path, found: &mut Vec<Discovered>) {
+    let read = |name: &str| std::fs::read_to_string(root.join(name)).ok();
     if let Some(pkg) = read("package.json")
         && let Ok(v) = serde_json::from_str::<serde_json::Value>(&pkg)
         && let Some(script) = v.pointer("/scripts/test").and_then(|s| s.as_str())
         && !script.contains(NPM_PLACEHOLDER)
     {
         add(
+            found,
             "npm test",
             format!("package.json scripts.test (`{script}`)"),
         );
     }
     if read("Cargo.toml").is_some() {
-        add("cargo test", "Cargo.toml".into());
+        add(found, "cargo test", "Cargo.toml".into());
     }
     for (file, marker) in [
         ("pytest.ini", ""),
@@ -55,29 +64,31 @@ pub fn discover(root: &Path) -> Vec<Discovered> {
         ("tox.ini", "[pytest]"),
     ] {
         if read(file).is_some_and(|t| t.contains(marker)) {
-            add("python -m pytest", file.to_string());
+            add(found, "python -m pytest", file.to_string());
         }
     }
     if read("pom.xml").is_some() {
-        add("mvn test", "pom.xml".into());
+        add(found, "mvn test", "pom.xml".into());
     }
     for f in ["build.gradle", "build.gradle.kts"] {
         if read(f).is_some() {
-            add("gradle test", f.to_string());
+            add(found, "gradle test", f.to_string());
         }
     }
     for f in ["phpunit.xml", "phpunit.xml.dist"] {
         if read(f).is_some() {
-            add("vendor/bin/phpunit", f.to_string());
+            add(found, "vendor/bin/phpunit", f.to_string());
         }
     }
     if let Some(make) = read("Makefile")
         && make.lines().any(|l| l.starts_with("test:"))
     {
-        add("make test", "Makefile target `test`".into());
+        add(found, "make test", "Makefile target `test`".into());
     }
+}
 
-    // Test files by name.
+/// Test files by name, in a bounded walk that skips dependency and build directories.
+fn from_test_files(root: &Path, found: &mut Vec<Discovered>) {
     let walk = ignore::WalkBuilder::new(root)
         .max_depth(Some(MAX_DEPTH))
         .hidden(true)
@@ -102,31 +113,33 @@ pub fn discover(root: &Path) -> Vec<Discovered> {
             .unwrap_or(entry.path())
             .display()
             .to_string();
-        let command =
-            if name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py")) {
-                Some("python -m pytest")
-            } else if name.ends_with("_test.go") {
-                Some("go test ./...")
-            } else if [".test.", ".spec."].iter().any(|m| name.contains(m))
-                && [".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs"]
-                    .iter()
-                    .any(|e| name.ends_with(e))
-            {
-                Some("npm test")
-            } else if name.ends_with("_spec.rb") {
-                Some("bundle exec rspec")
-            } else if name.ends_with("Test.php") {
-                Some("vendor/bin/phpunit")
-            } else if name.ends_with("Test.java") || name.ends_with("Test.kt") {
-                Some("mvn test")
-            } else {
-                None
-            };
-        if let Some(c) = command {
-            add(c, rel);
+        if let Some(c) = test_file_command(name) {
+            add(found, c, rel);
         }
     }
-    found
+}
+
+/// The command that runs a test file of this name, if it is one.
+fn test_file_command(name: &str) -> Option<&'static str> {
+    if name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py")) {
+        Some("python -m pytest")
+    } else if name.ends_with("_test.go") {
+        Some("go test ./...")
+    } else if [".test.", ".spec."].iter().any(|m| name.contains(m))
+        && [".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs"]
+            .iter()
+            .any(|e| name.ends_with(e))
+    {
+        Some("npm test")
+    } else if name.ends_with("_spec.rb") {
+        Some("bundle exec rspec")
+    } else if name.ends_with("Test.php") {
+        Some("vendor/bin/phpunit")
+    } else if name.ends_with("Test.java") || name.ends_with("Test.kt") {
+        Some("mvn test")
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]

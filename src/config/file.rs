@@ -792,6 +792,32 @@ impl BrowserVerificationConfig {
     }
 }
 
+/// The check that the page loads with a non-error status and shows something.
+pub const RENDERS: &str = "renders";
+/// The check that the page logs no console errors.
+pub const NO_CONSOLE_ERRORS: &str = "no-console-errors";
+/// Whether `check` is one qa-loop decides itself (`renders`, `no-console-errors`).
+pub fn is_builtin_check(check: &str) -> bool {
+    builtin_check(check).is_some()
+}
+
+/// The canonical name of a check qa-loop decides itself, in any of its spellings.
+pub fn builtin_check(check: &str) -> Option<&'static str> {
+    let c: String = check
+        .trim()
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c == '_' || c == ' ' { '-' } else { c })
+        .collect();
+    match c.as_str() {
+        "renders" | "render" | "loads" => Some(RENDERS),
+        "no-console-errors" | "no-console-error" | "no-errors-in-console" => {
+            Some(NO_CONSOLE_ERRORS)
+        }
+        _ => None,
+    }
+}
+
 fn de_browser<'de, D: Deserializer<'de>>(
     d: D,
 ) -> Result<Option<BrowserVerificationConfig>, D::Error> {
@@ -1263,6 +1289,22 @@ pub struct LinearNotify {
     pub states: std::collections::BTreeMap<NotifyEvent, String>,
 }
 
+/// Whether `s` is a Linear issue identifier like `ENG-123`.
+pub fn is_linear_identifier(s: &str) -> bool {
+    let Some((team, number)) = s.split_once('-') else {
+        return false;
+    };
+    !team.is_empty()
+        && team.len() <= 10
+        && team.starts_with(|c: char| c.is_ascii_uppercase())
+        && team
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        && !number.is_empty()
+        && number.len() <= 7
+        && number.chars().all(|c| c.is_ascii_digit())
+}
+
 /// A Slack message per event (incoming webhook), or one message per run with thread replies
 /// (a bot token and a channel).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
@@ -1372,7 +1414,7 @@ impl NotifyConfig {
                 return Some(p);
             }
             if let Some(id) = &l.issue
-                && !crate::notify::linear::is_identifier(id)
+                && !is_linear_identifier(id)
             {
                 return Some(format!(
                     "`linear.issue` `{id}` is not an issue identifier like `ENG-123`"

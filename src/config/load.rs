@@ -9,6 +9,7 @@ use serde::Deserialize;
 use super::file::ConfigFile;
 use super::strategy::Sourced;
 use crate::error::InputError;
+use crate::nofollow::read_text;
 
 /// Where qa-loop looks for a config file when `--config` is not given, in order.
 pub const DEFAULT_CONFIG_PATHS: [&str; 4] = [
@@ -17,35 +18,6 @@ pub const DEFAULT_CONFIG_PATHS: [&str; 4] = [
     "qa-loop.yml",
     "qa-loop.json",
 ];
-
-/// Reads a file as UTF-8, naming the line and column of the first invalid byte.
-pub fn read_text(path: &Path) -> Result<String, InputError> {
-    // A file in the checkout (the working directory) that a link takes outside it is not read:
-    // its text would reach error messages, the model or the report.
-    if let Some(target) = std::env::current_dir()
-        .ok()
-        .and_then(|cwd| crate::nofollow::escapes(&cwd, path))
-    {
-        return Err(InputError::file(
-            path,
-            format!(
-                "a link to {}, outside the checkout: not read",
-                target.display()
-            ),
-        ));
-    }
-    let bytes = std::fs::read(path)
-        .map_err(|e| InputError::file(path, format!("cannot read file: {e}")))?;
-    match String::from_utf8(bytes) {
-        Ok(text) => Ok(text),
-        Err(err) => {
-            let valid = &err.as_bytes()[..err.utf8_error().valid_up_to()];
-            let line = valid.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
-            let col = valid.iter().rev().take_while(|&&b| b != b'\n').count() as u64 + 1;
-            Err(InputError::at(path, line, col, "file is not valid UTF-8"))
-        }
-    }
-}
 
 /// Whether a path names a JSON document (by extension).
 fn is_json(path: &Path) -> bool {
@@ -241,20 +213,6 @@ pub fn config_path(explicit: Option<&Path>, root: &Path) -> Result<Option<PathBu
     }))
 }
 
-/// Parses what qa-loop reads from a plan (see [`super::plan`]: unknown keys are warnings).
-pub fn parse_plan_strategy(
-    path: &Path,
-    text: &str,
-) -> Result<super::plan::PlanStrategy, InputError> {
-    super::plan::strategy(path, text)
-}
-
-/// Loads the plan's strategy from a file.
-pub fn load_plan_strategy(path: &Path) -> Result<super::plan::PlanStrategy, InputError> {
-    let text = read_text(path)?;
-    parse_plan_strategy(path, &text)
-}
-
 /// Extracts the `## Acceptance Criteria` checklist of a spec (any heading level; `- [ ]`,
 /// `- [x]`, `*`, `+` and numbered items; indented continuation lines join the item), each with
 /// where it is (`spec.md:42 (QA Acceptance Criteria › Unit Tests)`).
@@ -280,29 +238,14 @@ pub fn parse_pr_criteria(number: u64, body: &str) -> Result<Vec<Sourced>, InputE
     Ok(criteria)
 }
 
+/// The criteria of a Markdown text's `sections` (see [`parse_spec_criteria`]).
 fn parse_criteria_sections(
     path: &Path,
     text: &str,
     sections: &[&str],
 ) -> Result<Vec<Sourced>, InputError> {
-    let file = path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into(),
-    );
-    let mut criteria: Vec<Sourced> = Vec::new();
-    let mut section_level: Option<usize> = None;
-    // The criteria section's title and the latest heading under it.
-    let mut section = String::new();
-    let mut sub = String::new();
-    let origin = |line: u64, section: &str, sub: &str| {
-        if sub.is_empty() {
-            format!("{file}:{line} ({section})")
-        } else {
-            format!("{file}:{line} ({section} › {sub})")
-        }
-    };
+    let mut scan = CriteriaScan::new(path, sections);
     let mut in_fence = false;
-    let mut table_row = false;
     for (idx, raw) in text.lines().enumerate() {
         let line_no = idx as u64 + 1;
         let trimmed = raw.trim_start();
@@ -314,72 +257,136 @@ fn parse_criteria_sections(
             continue;
         }
         if let Some(level) = heading_level(trimmed) {
-            let title = trimmed[level..].trim().trim_end_matches('#').trim();
-            if section_level.is_some_and(|l| level <= l) {
-                section_level = None;
-            }
-            // Ours, and the sections Auto-Claude's spec writer and quick specs use.
-            if sections.iter().any(|s| title.eq_ignore_ascii_case(s)) && section_level.is_none() {
-                section_level = Some(level);
-                section = title.to_string();
-                sub.clear();
-            } else if section_level.is_some() {
-                sub = title.to_string();
-            }
+            scan.heading(level, trimmed);
             continue;
         }
-        if section_level.is_none() || trimmed.is_empty() {
-            table_row = false;
+        if scan.section_level.is_none() || trimmed.is_empty() {
+            scan.table_row = false;
             continue;
         }
-        // A table row is a criterion (its cells joined); the header row is dropped when the
-        // separator row under it comes.
         if let Some(cells) = table_cells(trimmed) {
-            if cells
-                .iter()
-                .all(|c| c.chars().all(|ch| matches!(ch, '-' | ':' | ' ')))
-            {
-                if table_row {
-                    criteria.pop();
-                }
-                table_row = false;
-                continue;
-            }
-            let text: Vec<&str> = cells.into_iter().filter(|c| !c.is_empty()).collect();
-            if !text.is_empty() {
-                criteria.push(Sourced::new(
-                    text.join(" — "),
-                    origin(line_no, &section, &sub),
-                ));
-            }
-            table_row = true;
+            scan.table_line(cells, line_no);
             continue;
         }
-        table_row = false;
+        scan.table_row = false;
+        scan.list_line(raw, trimmed, line_no)?;
+    }
+    Ok(scan.criteria)
+}
+
+/// Where a scan for criteria sections is, and what it has found so far.
+struct CriteriaScan<'a> {
+    path: &'a Path,
+    /// The file name, for origins.
+    file: String,
+    /// The titles of the sections whose items are criteria.
+    sections: &'a [&'a str],
+    criteria: Vec<Sourced>,
+    /// The heading level of the criteria section the scan is in, if any.
+    section_level: Option<usize>,
+    /// The criteria section's title and the latest heading under it.
+    section: String,
+    sub: String,
+    /// Whether the line before was a table row (whose criterion a separator row drops).
+    table_row: bool,
+}
+
+impl<'a> CriteriaScan<'a> {
+    /// A scan of the file at `path` for the given `sections`, before its first line.
+    fn new(path: &'a Path, sections: &'a [&'a str]) -> Self {
+        let file = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into(),
+        );
+        CriteriaScan {
+            path,
+            file,
+            sections,
+            criteria: Vec::new(),
+            section_level: None,
+            section: String::new(),
+            sub: String::new(),
+            table_row: false,
+        }
+    }
+
+    /// Where a criterion on `line` is: the file, line and the headings it is under.
+    fn origin(&self, line: u64) -> String {
+        let (file, section, sub) = (&self.file, &self.section, &self.sub);
+        if sub.is_empty() {
+            format!("{file}:{line} ({section})")
+        } else {
+            format!("{file}:{line} ({section} › {sub})")
+        }
+    }
+
+    /// A heading: it ends the criteria section at its level or above, starts one when it
+    /// names one, and is the sub-heading of the section otherwise.
+    fn heading(&mut self, level: usize, trimmed: &str) {
+        let title = trimmed[level..].trim().trim_end_matches('#').trim();
+        if self.section_level.is_some_and(|l| level <= l) {
+            self.section_level = None;
+        }
+        // Ours, and the sections Auto-Claude's spec writer and quick specs use.
+        if self.sections.iter().any(|s| title.eq_ignore_ascii_case(s))
+            && self.section_level.is_none()
+        {
+            self.section_level = Some(level);
+            self.section = title.to_string();
+            self.sub.clear();
+        } else if self.section_level.is_some() {
+            self.sub = title.to_string();
+        }
+    }
+
+    /// A table row is a criterion (its cells joined); the header row is dropped when the
+    /// separator row under it comes.
+    fn table_line(&mut self, cells: Vec<&str>, line_no: u64) {
+        if cells
+            .iter()
+            .all(|c| c.chars().all(|ch| matches!(ch, '-' | ':' | ' ')))
+        {
+            if self.table_row {
+                self.criteria.pop();
+            }
+            self.table_row = false;
+            return;
+        }
+        let text: Vec<&str> = cells.into_iter().filter(|c| !c.is_empty()).collect();
+        if !text.is_empty() {
+            let origin = self.origin(line_no);
+            self.criteria.push(Sourced::new(text.join(" — "), origin));
+        }
+        self.table_row = true;
+    }
+
+    /// A list item is a criterion; an indented line under one continues it.
+    fn list_line(&mut self, raw: &str, trimmed: &str, line_no: u64) -> Result<(), InputError> {
         let indent = raw.len() - trimmed.len();
         match list_item(trimmed) {
             Some(body) => {
                 let col = (indent + (trimmed.len() - body.len())) as u64 + 1;
-                let text = checkbox_text(path, line_no, col, body)?;
+                let text = checkbox_text(self.path, line_no, col, body)?;
                 if text.is_empty() {
                     return Err(InputError::at(
-                        path,
+                        self.path,
                         line_no,
                         col,
                         "empty acceptance criterion",
                     ));
                 }
-                criteria.push(Sourced::new(text, origin(line_no, &section, &sub)));
+                let origin = self.origin(line_no);
+                self.criteria.push(Sourced::new(text, origin));
             }
-            None if indent >= 2 && !criteria.is_empty() => {
-                let last = criteria.last_mut().expect("checked non-empty");
+            None if indent >= 2 && !self.criteria.is_empty() => {
+                let last = self.criteria.last_mut().expect("checked non-empty");
                 last.text.push(' ');
                 last.text.push_str(trimmed.trim());
             }
             None => {}
         }
+        Ok(())
     }
-    Ok(criteria)
 }
 
 /// Section titles whose checklists, numbered lists and table rows are acceptance criteria.
@@ -450,6 +457,7 @@ fn checkbox_text(path: &Path, line: u64, col: u64, body: &str) -> Result<String,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::plan::parse_plan_strategy;
 
     fn p() -> PathBuf {
         PathBuf::from("qa-loop.yml")

@@ -314,111 +314,135 @@ impl Reader<'_> {
             let Some(v) = qa.get(key).filter(|v| !v.is_null()) else {
                 continue;
             };
-            let keys = ["qa_acceptance", key];
-            let obj = self.object(v, &keys)?;
-            self.warn_unknown(
-                obj,
-                &keys,
-                &[
-                    "required",
-                    "commands",
-                    "command",
-                    "minimum_coverage",
-                    "services_to_test",
-                    "flows",
-                ],
-            );
-            let commands = match obj.get("commands").or_else(|| obj.get("command")) {
-                Some(c) => self.strings(c, &["qa_acceptance", key, "commands"])?,
-                None => Vec::new(),
-            };
-            let required = match obj.get("required") {
-                None | Some(Value::Null) => None,
-                Some(Value::Bool(b)) => Some(*b),
-                Some(_) => {
-                    return Err(
-                        self.error(&["qa_acceptance", key, "required"], "must be true or false")
-                    );
-                }
-            };
-            let flows = match obj.get("flows") {
-                Some(f) => self.strings(f, &["qa_acceptance", key, "flows"])?,
-                None => Vec::new(),
-            };
-            let services = match obj.get("services_to_test") {
-                Some(f) => self.strings(f, &["qa_acceptance", key, "services_to_test"])?,
-                None => Vec::new(),
-            };
-            if obj.get("minimum_coverage").is_some_and(|m| !m.is_null()) {
-                tracing::warn!(
-                    "{}:{}: `qa_acceptance.{key}.minimum_coverage` needs coverage reports: set `{key}.coverage` and `minimum_coverage` in qa-loop.yml to gate on it; ignored",
-                    self.path.display(),
-                    position_of_path(self.text, &["qa_acceptance", key, "minimum_coverage"]).0
-                );
-            }
-            let suite = match key {
-                "unit_tests" => &mut out.layer.unit_tests,
-                "integration_tests" => &mut out.layer.integration_tests,
-                _ => &mut out.layer.e2e_tests,
-            };
-            if commands.is_empty() && required.is_none() && flows.is_empty() {
-                // Nothing to run or to require.
-            } else {
-                let suite = suite.get_or_insert_with(SuiteConfig::default);
-                for (i, c) in commands.into_iter().enumerate() {
-                    add_command(
-                        suite,
-                        c,
-                        self.origin(&format!("qa_acceptance.{key}.commands[{i}]")),
-                    );
-                }
-                if let Some(r) = required {
-                    suite.required = Some(suite.required.is_some_and(|s| s) || r);
-                }
-                for f in &flows {
-                    if !suite.flows.contains(f) {
-                        suite.flows.push(f.clone());
-                    }
-                }
-            }
-            for (i, f) in flows.iter().enumerate() {
-                out.reviewer_checks.push(Sourced::new(
-                    format!("Walk through the flow `{f}`"),
-                    self.origin(&format!("qa_acceptance.{key}.flows[{i}]")),
-                ));
-            }
-            if !services.is_empty() {
-                out.reviewer_checks.push(Sourced::new(
-                    format!("Check the services work together: {}", services.join(", ")),
-                    self.origin(&format!("qa_acceptance.{key}.services_to_test")),
-                ));
-            }
+            let suite = self.qa_suite(key, v)?;
+            self.add_qa_suite(key, suite, out);
         }
         if let Some(b) = qa.get("browser_verification").filter(|v| !v.is_null()) {
             self.browser(b, &["qa_acceptance", "browser_verification"], out)?;
         }
         if let Some(db) = qa.get("database_verification").filter(|v| !v.is_null()) {
-            let keys = ["qa_acceptance", "database_verification"];
-            let obj = self.object(db, &keys)?;
-            self.warn_unknown(obj, &keys, &["required", "checks"]);
-            let required = obj.get("required").and_then(Value::as_bool) != Some(false);
-            let checks = match obj.get("checks") {
-                Some(c) => {
-                    self.strings(c, &["qa_acceptance", "database_verification", "checks"])?
-                }
-                None => Vec::new(),
-            };
-            for (i, c) in checks.into_iter().enumerate() {
-                let item = Sourced::new(
-                    format!("Database: {c}"),
-                    self.origin(&format!("qa_acceptance.database_verification.checks[{i}]")),
+            self.database_verification(db, out)?;
+        }
+        Ok(())
+    }
+
+    /// Reads one `qa_acceptance` suite (`key`), warning about what qa-loop does not use.
+    fn qa_suite(&self, key: &str, v: &Value) -> Result<QaSuite, InputError> {
+        let keys = ["qa_acceptance", key];
+        let obj = self.object(v, &keys)?;
+        self.warn_unknown(
+            obj,
+            &keys,
+            &[
+                "required",
+                "commands",
+                "command",
+                "minimum_coverage",
+                "services_to_test",
+                "flows",
+            ],
+        );
+        let commands = match obj.get("commands").or_else(|| obj.get("command")) {
+            Some(c) => self.strings(c, &["qa_acceptance", key, "commands"])?,
+            None => Vec::new(),
+        };
+        let required = match obj.get("required") {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(_) => {
+                return Err(
+                    self.error(&["qa_acceptance", key, "required"], "must be true or false")
                 );
-                // Required checks are criteria the reviewer must judge; the others are hints.
-                if required {
-                    out.criteria.push(item);
-                } else {
-                    out.reviewer_checks.push(item);
+            }
+        };
+        let flows = match obj.get("flows") {
+            Some(f) => self.strings(f, &["qa_acceptance", key, "flows"])?,
+            None => Vec::new(),
+        };
+        let services = match obj.get("services_to_test") {
+            Some(f) => self.strings(f, &["qa_acceptance", key, "services_to_test"])?,
+            None => Vec::new(),
+        };
+        if obj.get("minimum_coverage").is_some_and(|m| !m.is_null()) {
+            tracing::warn!(
+                "{}:{}: `qa_acceptance.{key}.minimum_coverage` needs coverage reports: set `{key}.coverage` and `minimum_coverage` in qa-loop.yml to gate on it; ignored",
+                self.path.display(),
+                position_of_path(self.text, &["qa_acceptance", key, "minimum_coverage"]).0
+            );
+        }
+        Ok(QaSuite {
+            commands,
+            required,
+            flows,
+            services,
+        })
+    }
+
+    /// Merges a `qa_acceptance` suite into the layer's suite of the same `key`, and tells the
+    /// reviewer its flows and services.
+    fn add_qa_suite(&self, key: &str, qa: QaSuite, out: &mut PlanStrategy) {
+        let suite = match key {
+            "unit_tests" => &mut out.layer.unit_tests,
+            "integration_tests" => &mut out.layer.integration_tests,
+            _ => &mut out.layer.e2e_tests,
+        };
+        if qa.commands.is_empty() && qa.required.is_none() && qa.flows.is_empty() {
+            // Nothing to run or to require.
+        } else {
+            let suite = suite.get_or_insert_with(SuiteConfig::default);
+            for (i, c) in qa.commands.into_iter().enumerate() {
+                add_command(
+                    suite,
+                    c,
+                    self.origin(&format!("qa_acceptance.{key}.commands[{i}]")),
+                );
+            }
+            if let Some(r) = qa.required {
+                suite.required = Some(suite.required.is_some_and(|s| s) || r);
+            }
+            for f in &qa.flows {
+                if !suite.flows.contains(f) {
+                    suite.flows.push(f.clone());
                 }
+            }
+        }
+        for (i, f) in qa.flows.iter().enumerate() {
+            out.reviewer_checks.push(Sourced::new(
+                format!("Walk through the flow `{f}`"),
+                self.origin(&format!("qa_acceptance.{key}.flows[{i}]")),
+            ));
+        }
+        if !qa.services.is_empty() {
+            out.reviewer_checks.push(Sourced::new(
+                format!(
+                    "Check the services work together: {}",
+                    qa.services.join(", ")
+                ),
+                self.origin(&format!("qa_acceptance.{key}.services_to_test")),
+            ));
+        }
+    }
+
+    /// `qa_acceptance.database_verification`: required checks are criteria, others hints.
+    fn database_verification(&self, db: &Value, out: &mut PlanStrategy) -> Result<(), InputError> {
+        let keys = ["qa_acceptance", "database_verification"];
+        let obj = self.object(db, &keys)?;
+        self.warn_unknown(obj, &keys, &["required", "checks"]);
+        let required = obj.get("required").and_then(Value::as_bool) != Some(false);
+        let checks = match obj.get("checks") {
+            Some(c) => self.strings(c, &["qa_acceptance", "database_verification", "checks"])?,
+            None => Vec::new(),
+        };
+        for (i, c) in checks.into_iter().enumerate() {
+            let item = Sourced::new(
+                format!("Database: {c}"),
+                self.origin(&format!("qa_acceptance.database_verification.checks[{i}]")),
+            );
+            // Required checks are criteria the reviewer must judge; the others are hints.
+            if required {
+                out.criteria.push(item);
+            } else {
+                out.reviewer_checks.push(item);
             }
         }
         Ok(())
@@ -515,67 +539,42 @@ impl Reader<'_> {
             format!("{id} ({description})")
         };
         let kind = text_of(v, "type").to_lowercase();
-        let field = |keys: &[&str]| {
-            keys.iter()
-                .map(|k| text_of(v, k))
-                .find(|s| !s.is_empty())
-                .unwrap_or_default()
-        };
-        let list = |k: &str| -> Vec<String> {
-            v.get(k)
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let hint = match kind.as_str() {
+        if kind == "command" {
+            let command = first_text(v, &["command", "run"]);
+            if command.is_empty() {
+                tracing::warn!(
+                    "{}: `{at}.verification` is a command without a `command`: ignored",
+                    self.file
+                );
+            } else {
+                let expected = Some(first_text(v, &["expected", "expected_outcome"]))
+                    .filter(|s| !s.is_empty());
+                out.checks.push(Check {
+                    name: id,
+                    description,
+                    command,
+                    expected,
+                    origin,
+                });
+            }
+            return Ok(());
+        }
+        if let Some(h) = self.subtask_hint(v, &kind, at) {
+            out.reviewer_checks
+                .push(Sourced::new(format!("{label}: {}", h.trim()), origin));
+        }
+        Ok(())
+    }
+
+    /// What the reviewer is told to check for a subtask verification of `kind` other than
+    /// `command` (none for `none`, nor for an unknown kind, which is warned about).
+    fn subtask_hint(&self, v: &Map<String, Value>, kind: &str, at: &str) -> Option<String> {
+        let field = |keys: &[&str]| first_text(v, keys);
+        match kind {
             "" | "none" => None,
-            "command" => {
-                let command = field(&["command", "run"]);
-                if command.is_empty() {
-                    tracing::warn!(
-                        "{}: `{at}.verification` is a command without a `command`: ignored",
-                        self.file
-                    );
-                } else {
-                    let expected =
-                        Some(field(&["expected", "expected_outcome"])).filter(|s| !s.is_empty());
-                    out.checks.push(Check {
-                        name: id.clone(),
-                        description,
-                        command,
-                        expected,
-                        origin,
-                    });
-                }
-                return Ok(());
-            }
-            "api" => {
-                let status = v
-                    .get("expected_status")
-                    .or_else(|| v.get("expect_status"))
-                    .and_then(Value::as_u64);
-                let contains = field(&["expect_contains"]);
-                Some(format!(
-                    "{} {}{}{}",
-                    Some(field(&["method"]))
-                        .filter(|m| !m.is_empty())
-                        .unwrap_or("GET".into()),
-                    field(&["url"]),
-                    status.map(|s| format!(" answers {s}")).unwrap_or_default(),
-                    if contains.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" containing `{contains}`")
-                    }
-                ))
-            }
+            "api" => Some(api_hint(v)),
             "browser" | "component" => {
-                let checks = list("checks");
+                let checks = string_list(v, "checks");
                 let what = field(&["url", "scenario"]);
                 Some(if checks.is_empty() {
                     format!("in the browser: {what}")
@@ -584,7 +583,7 @@ impl Reader<'_> {
                 })
             }
             "e2e" => {
-                let steps = list("steps");
+                let steps = string_list(v, "steps");
                 Some(if steps.is_empty() {
                     format!("end to end: {}", field(&["scenario", "instructions"]))
                 } else {
@@ -602,13 +601,60 @@ impl Reader<'_> {
                 );
                 None
             }
-        };
-        if let Some(h) = hint {
-            out.reviewer_checks
-                .push(Sourced::new(format!("{label}: {}", h.trim()), origin));
         }
-        Ok(())
     }
+}
+
+/// One `qa_acceptance` suite as read: its commands, whether it is required, flows and services.
+struct QaSuite {
+    commands: Vec<String>,
+    required: Option<bool>,
+    flows: Vec<String>,
+    services: Vec<String>,
+}
+
+/// An `api` verification as one line: method, URL, expected status and body.
+fn api_hint(v: &Map<String, Value>) -> String {
+    let field = |keys: &[&str]| first_text(v, keys);
+    let status = v
+        .get("expected_status")
+        .or_else(|| v.get("expect_status"))
+        .and_then(Value::as_u64);
+    let contains = field(&["expect_contains"]);
+    format!(
+        "{} {}{}{}",
+        Some(field(&["method"]))
+            .filter(|m| !m.is_empty())
+            .unwrap_or("GET".into()),
+        field(&["url"]),
+        status.map(|s| format!(" answers {s}")).unwrap_or_default(),
+        if contains.is_empty() {
+            String::new()
+        } else {
+            format!(" containing `{contains}`")
+        }
+    )
+}
+
+/// The first of `keys` with a non-empty text, else empty.
+fn first_text(v: &Map<String, Value>, keys: &[&str]) -> String {
+    keys.iter()
+        .map(|k| text_of(v, k))
+        .find(|s| !s.is_empty())
+        .unwrap_or_default()
+}
+
+/// The strings of the list at `key` (other items skipped; empty when it is not a list).
+fn string_list(v: &Map<String, Value>, key: &str) -> Vec<String> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Adds a command to a suite once (a plan often lists the same one in several places).
@@ -651,6 +697,17 @@ fn position_of_path(text: &str, keys: &[&str]) -> (u64, u64) {
         let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u64 + 1;
         (line, col)
     })
+}
+
+/// Parses what qa-loop reads from a plan (unknown keys are warnings).
+pub fn parse_plan_strategy(path: &Path, text: &str) -> Result<PlanStrategy, InputError> {
+    strategy(path, text)
+}
+
+/// Loads the plan's strategy from a file.
+pub fn load_plan_strategy(path: &Path) -> Result<PlanStrategy, InputError> {
+    let text = crate::nofollow::read_text(path)?;
+    parse_plan_strategy(path, &text)
 }
 
 #[cfg(test)]

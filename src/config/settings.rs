@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::env_vars;
 use super::file::{ConfigFile, Mode, ProviderKind, parse_duration};
+use crate::env_vars;
 
 use crate::secrets::Secret;
 
@@ -349,7 +349,7 @@ pub struct Limits {
     pub max_tokens: Option<u64>,
     pub run_timeout: Option<Duration>,
     /// Tool calls per model answer and per iteration.
-    pub tool_caps: crate::agents::ToolCaps,
+    pub tool_caps: ToolCaps,
     /// Thinking (reasoning) budgets per agent.
     pub thinking: crate::llm::ThinkingBudgets,
 }
@@ -409,6 +409,15 @@ pub struct Output {
     pub fail_on_reject: bool,
     /// Write a failure analysis with one model call when the run needs a human (default true).
     pub failure_analysis: bool,
+}
+
+/// Most tool calls run per model answer and per iteration: a model (or a prompt injection
+/// steering it) that asks for hundreds of commands gets the rest answered with an error.
+/// `submit_verdict` and `finish` are never capped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolCaps {
+    pub per_turn: u32,
+    pub per_iteration: u32,
 }
 
 /// The defaults of SPEC §2.
@@ -472,225 +481,308 @@ impl Settings {
         let file = &if widen {
             file.clone()
         } else {
-            let mut narrowed = file.clone();
-            for (key, set) in [
-                ("base_url", narrowed.base_url.take().is_some()),
-                (
-                    "allow_workflow_edits",
-                    narrowed.allow_workflow_edits.take().is_some(),
-                ),
-                ("env_passthrough", narrowed.env_passthrough.take().is_some()),
-                ("fixer_command", narrowed.fixer_command.take().is_some()),
-                ("mcp_servers", narrowed.mcp_servers.take().is_some()),
-                ("notify", narrowed.notify.take().is_some()),
-            ] {
-                if set {
-                    tracing::warn!(
-                        "{shown}: `{key}` is ignored: the run is untrusted and this file is part of the checkout"
-                    );
-                }
-            }
-            narrowed
+            narrowed_for_untrusted_run(file, &shown)
         };
-        let rel = |p: &String| root.join(p);
         let provider = flags.provider.or(file.provider);
-        let api_key = flags
-            .api_key
-            .clone()
-            .or_else(|| match provider {
-                Some(ProviderKind::Anthropic) => env_key(env_vars::ANTHROPIC_API_KEY),
-                Some(ProviderKind::Openai) => env_key(env_vars::OPENAI_API_KEY),
-                // A compatible server is someone else's: the OpenAI key is never sent there
-                // unless given explicitly (--api-key / QA_LOOP_API_KEY).
-                _ => None,
-            })
-            .filter(|k| !k.is_empty())
-            .map(Secret::new);
+        let api_key = api_key(flags, provider, env_key);
         Settings {
-            paths: Paths {
-                root: root.to_path_buf(),
-                config_path: config_path.map(Path::to_path_buf),
-                plan: flags.plan.clone().or_else(|| file.plan.as_ref().map(rel)),
-                spec: flags.spec.clone().or_else(|| file.spec.as_ref().map(rel)),
-                out_dir: flags
-                    .out_dir
-                    .clone()
-                    .or_else(|| file.out_dir.as_ref().map(rel))
-                    .unwrap_or_else(|| root.join(defaults::OUT_DIR)),
-                base: flags
-                    .base
-                    .clone()
-                    .or_else(|| file.base.clone())
-                    .filter(|b| !b.trim().is_empty()),
+            paths: Paths::from_layers(root, config_path, flags, file),
+            rules: Rules::from_layers(flags, file),
+            models: Models::from_layers(root, flags, file, provider, api_key, &shown),
+            limits: Limits::from_layers(flags, file),
+            publish: Publish::from_flags(flags),
+            trust: TrustSettings::from_layers(flags, file),
+            children: Children::from_layers(flags, file, &shown, inside_checkout),
+            output: Output::from_layers(flags, file),
+        }
+    }
+}
+
+/// The file without its trust-widening settings, warning about each one that was set.
+fn narrowed_for_untrusted_run(file: &ConfigFile, shown: &str) -> ConfigFile {
+    let mut narrowed = file.clone();
+    for (key, set) in [
+        ("base_url", narrowed.base_url.take().is_some()),
+        (
+            "allow_workflow_edits",
+            narrowed.allow_workflow_edits.take().is_some(),
+        ),
+        ("env_passthrough", narrowed.env_passthrough.take().is_some()),
+        ("fixer_command", narrowed.fixer_command.take().is_some()),
+        ("mcp_servers", narrowed.mcp_servers.take().is_some()),
+        ("notify", narrowed.notify.take().is_some()),
+    ] {
+        if set {
+            tracing::warn!(
+                "{shown}: `{key}` is ignored: the run is untrusted and this file is part of the checkout"
+            );
+        }
+    }
+    narrowed
+}
+
+/// `--api-key`, else the provider's own key variable; an empty key is no key.
+fn api_key(
+    flags: &FlagLayer,
+    provider: Option<ProviderKind>,
+    env_key: impl Fn(&str) -> Option<String>,
+) -> Option<Secret> {
+    flags
+        .api_key
+        .clone()
+        .or_else(|| match provider {
+            Some(ProviderKind::Anthropic) => env_key(env_vars::ANTHROPIC_API_KEY),
+            Some(ProviderKind::Openai) => env_key(env_vars::OPENAI_API_KEY),
+            // A compatible server is someone else's: the OpenAI key is never sent there
+            // unless given explicitly (--api-key / QA_LOOP_API_KEY).
+            _ => None,
+        })
+        .filter(|k| !k.is_empty())
+        .map(Secret::new)
+}
+
+/// A non-blank flag value, else `default`.
+fn non_blank_or(flag: &Option<String>, default: &str) -> String {
+    flag.clone()
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| default.into())
+}
+
+impl Paths {
+    /// The paths: flags, else the file's (relative to `root`), else the defaults.
+    fn from_layers(
+        root: &Path,
+        config_path: Option<&Path>,
+        flags: &FlagLayer,
+        file: &ConfigFile,
+    ) -> Paths {
+        let rel = |p: &String| root.join(p);
+        Paths {
+            root: root.to_path_buf(),
+            config_path: config_path.map(Path::to_path_buf),
+            plan: flags.plan.clone().or_else(|| file.plan.as_ref().map(rel)),
+            spec: flags.spec.clone().or_else(|| file.spec.as_ref().map(rel)),
+            out_dir: flags
+                .out_dir
+                .clone()
+                .or_else(|| file.out_dir.as_ref().map(rel))
+                .unwrap_or_else(|| root.join(defaults::OUT_DIR)),
+            base: flags
+                .base
+                .clone()
+                .or_else(|| file.base.clone())
+                .filter(|b| !b.trim().is_empty()),
+        }
+    }
+}
+
+impl Rules {
+    /// The loop's rules: flags, else the file, else the defaults.
+    fn from_layers(flags: &FlagLayer, file: &ConfigFile) -> Rules {
+        Rules {
+            mode: flags.mode.or(file.mode).unwrap_or(Mode::Fix),
+            max_iterations: flags
+                .max_iterations
+                .or(file.max_iterations)
+                .unwrap_or(defaults::MAX_ITERATIONS),
+            max_consecutive_errors: flags
+                .max_consecutive_errors
+                .or(file.max_consecutive_errors)
+                .unwrap_or(defaults::MAX_CONSECUTIVE_ERRORS),
+            recurring_threshold: flags
+                .recurring_threshold
+                .or(file.recurring_threshold)
+                .unwrap_or(defaults::RECURRING_THRESHOLD),
+            similarity_threshold: flags
+                .similarity_threshold
+                .or(file.similarity_threshold)
+                .unwrap_or(defaults::SIMILARITY_THRESHOLD),
+            min_score: flags
+                .min_score
+                .or(file.min_score)
+                .unwrap_or(defaults::MIN_SCORE),
+        }
+    }
+}
+
+impl Models {
+    /// The models, the provider and its key, and how model calls are retried.
+    fn from_layers(
+        root: &Path,
+        flags: &FlagLayer,
+        file: &ConfigFile,
+        provider: Option<ProviderKind>,
+        api_key: Option<Secret>,
+        shown: &str,
+    ) -> Models {
+        let rel = |p: &String| root.join(p);
+        Models {
+            provider,
+            // A model given on the command line (or env) beats any model in the file.
+            reviewer_model: first([
+                &flags.reviewer_model,
+                &flags.model,
+                &file.reviewer_model,
+                &file.model,
+            ]),
+            fixer_model: first([
+                &flags.fixer_model,
+                &flags.model,
+                &file.fixer_model,
+                &file.model,
+            ]),
+            base_url: flags.base_url.clone().or_else(|| file.base_url.clone()),
+            api_key,
+            model_retry: {
+                let d = crate::retry::RetryPolicy::default();
+                crate::retry::RetryPolicy {
+                    retries: file.model_retries.unwrap_or(d.retries),
+                    backoff: file.model_retry_backoff.map_or(d.backoff, |b| b.0),
+                    max_wait: d.max_wait,
+                    timeout: file.model_timeout.map_or(d.timeout, |t| t.0),
+                }
             },
-            rules: Rules {
-                mode: flags.mode.or(file.mode).unwrap_or(Mode::Fix),
-                max_iterations: flags
-                    .max_iterations
-                    .or(file.max_iterations)
-                    .unwrap_or(defaults::MAX_ITERATIONS),
-                max_consecutive_errors: flags
-                    .max_consecutive_errors
-                    .or(file.max_consecutive_errors)
-                    .unwrap_or(defaults::MAX_CONSECUTIVE_ERRORS),
-                recurring_threshold: flags
-                    .recurring_threshold
-                    .or(file.recurring_threshold)
-                    .unwrap_or(defaults::RECURRING_THRESHOLD),
-                similarity_threshold: flags
-                    .similarity_threshold
-                    .or(file.similarity_threshold)
-                    .unwrap_or(defaults::SIMILARITY_THRESHOLD),
-                min_score: flags
-                    .min_score
-                    .or(file.min_score)
-                    .unwrap_or(defaults::MIN_SCORE),
+            registry: registry(file, shown),
+            replay_session: flags
+                .replay_session
+                .clone()
+                .or_else(|| file.replay_session.as_ref().map(rel)),
+        }
+    }
+}
+
+impl Limits {
+    /// The budgets: cost, tokens, time, thinking and tool calls.
+    fn from_layers(flags: &FlagLayer, file: &ConfigFile) -> Limits {
+        Limits {
+            max_cost_usd: flags.max_cost_usd.or(file.max_cost_usd),
+            max_tokens: flags.max_tokens.or(file.max_tokens),
+            run_timeout: flags.timeout.or(file.run_timeout.map(|d| d.0)),
+            thinking: crate::llm::ThinkingBudgets {
+                reviewer: flags.reviewer_thinking.or(file.reviewer_thinking),
+                fixer: flags.fixer_thinking.or(file.fixer_thinking),
+                judge: flags.judge_thinking.or(file.judge_thinking),
             },
-            models: Models {
-                provider,
-                // A model given on the command line (or env) beats any model in the file.
-                reviewer_model: first([
-                    &flags.reviewer_model,
-                    &flags.model,
-                    &file.reviewer_model,
-                    &file.model,
-                ]),
-                fixer_model: first([
-                    &flags.fixer_model,
-                    &flags.model,
-                    &file.fixer_model,
-                    &file.model,
-                ]),
-                base_url: flags.base_url.clone().or_else(|| file.base_url.clone()),
-                api_key,
-                model_retry: {
-                    let d = crate::retry::RetryPolicy::default();
-                    crate::retry::RetryPolicy {
-                        retries: file.model_retries.unwrap_or(d.retries),
-                        backoff: file.model_retry_backoff.map_or(d.backoff, |b| b.0),
-                        max_wait: d.max_wait,
-                        timeout: file.model_timeout.map_or(d.timeout, |t| t.0),
-                    }
-                },
-                registry: registry(file, &shown),
-                replay_session: flags
-                    .replay_session
-                    .clone()
-                    .or_else(|| file.replay_session.as_ref().map(rel)),
+            tool_caps: ToolCaps {
+                per_turn: flags
+                    .max_tool_calls_per_turn
+                    .or(file.max_tool_calls_per_turn)
+                    .unwrap_or(defaults::MAX_TOOL_CALLS_PER_TURN),
+                per_iteration: flags
+                    .max_tool_calls_per_iteration
+                    .or(file.max_tool_calls_per_iteration)
+                    .unwrap_or(defaults::MAX_TOOL_CALLS_PER_ITERATION),
             },
-            limits: Limits {
-                max_cost_usd: flags.max_cost_usd.or(file.max_cost_usd),
-                max_tokens: flags.max_tokens.or(file.max_tokens),
-                run_timeout: flags.timeout.or(file.run_timeout.map(|d| d.0)),
-                thinking: crate::llm::ThinkingBudgets {
-                    reviewer: flags.reviewer_thinking.or(file.reviewer_thinking),
-                    fixer: flags.fixer_thinking.or(file.fixer_thinking),
-                    judge: flags.judge_thinking.or(file.judge_thinking),
-                },
-                tool_caps: crate::agents::ToolCaps {
-                    per_turn: flags
-                        .max_tool_calls_per_turn
-                        .or(file.max_tool_calls_per_turn)
-                        .unwrap_or(defaults::MAX_TOOL_CALLS_PER_TURN),
-                    per_iteration: flags
-                        .max_tool_calls_per_iteration
-                        .or(file.max_tool_calls_per_iteration)
-                        .unwrap_or(defaults::MAX_TOOL_CALLS_PER_ITERATION),
-                },
-            },
-            publish: Publish {
-                check_name: flags
-                    .check_name
-                    .clone()
-                    .filter(|n| !n.trim().is_empty())
-                    .unwrap_or_else(|| "QA Loop".into()),
-                comment: flags.comment.unwrap_or(CommentMode::Sticky),
-                error_conclusion: flags.error_conclusion.unwrap_or(ErrorConclusion::Failure),
-                escalation_label: flags
-                    .escalation_label
-                    .clone()
-                    .filter(|n| !n.trim().is_empty())
-                    .unwrap_or_else(|| "qa-escalation".into()),
-                escalation_assignees: flags
-                    .escalation_assignees
-                    .as_deref()
-                    .unwrap_or_default()
+        }
+    }
+}
+
+impl Publish {
+    /// How results are published: flags only (a config file cannot set these).
+    fn from_flags(flags: &FlagLayer) -> Publish {
+        Publish {
+            check_name: non_blank_or(&flags.check_name, "QA Loop"),
+            comment: flags.comment.unwrap_or(CommentMode::Sticky),
+            error_conclusion: flags.error_conclusion.unwrap_or(ErrorConclusion::Failure),
+            escalation_label: non_blank_or(&flags.escalation_label, "qa-escalation"),
+            escalation_assignees: flags
+                .escalation_assignees
+                .as_deref()
+                .unwrap_or_default()
+                .split(',')
+                .map(|a| a.trim().trim_start_matches('@').to_string())
+                .filter(|a| !a.is_empty())
+                .collect(),
+            needs_human_label: non_blank_or(&flags.needs_human_label, "qa-loop:needs-human"),
+        }
+    }
+}
+
+impl TrustSettings {
+    /// Whom the run trusts and what it lets them do.
+    fn from_layers(flags: &FlagLayer, file: &ConfigFile) -> TrustSettings {
+        TrustSettings {
+            allowed_bots: match &flags.allowed_bots {
+                Some(list) => list
                     .split(',')
-                    .map(|a| a.trim().trim_start_matches('@').to_string())
-                    .filter(|a| !a.is_empty())
-                    .collect(),
-                needs_human_label: flags
-                    .needs_human_label
-                    .clone()
-                    .filter(|n| !n.trim().is_empty())
-                    .unwrap_or_else(|| "qa-loop:needs-human".into()),
-            },
-            trust: TrustSettings {
-                allowed_bots: match &flags.allowed_bots {
-                    Some(list) => list
-                        .split(',')
-                        .map(str::trim)
-                        .filter(|b| !b.is_empty())
-                        .map(str::to_string)
-                        .collect(),
-                    None => file.allowed_bots.clone().unwrap_or_default(),
-                },
-                allow_pull_request_target_fixes: flags.allow_pull_request_target_fixes,
-                bot_login: flags
-                    .bot_login
-                    .as_deref()
                     .map(str::trim)
-                    .filter(|l| !l.is_empty())
-                    .map(str::to_string),
-                no_github: flags.no_github,
-                allow_workflow_edits: file.allow_workflow_edits.unwrap_or(false),
-            },
-            children: Children {
-                fixer_command: flags
-                    .fixer_command
-                    .clone()
-                    .or_else(|| file.fixer_command.clone())
-                    .filter(|c| !c.trim().is_empty()),
-                mcp_servers: file.mcp_servers.clone().unwrap_or_default(),
-                env_passthrough: file.env_passthrough.clone().unwrap_or_default(),
-                // The variables notifications read their secrets from, and those substituted
-                // into an MCP server's `env` or `headers`, are secrets too.
-                secret_env: file
-                    .secret_env
-                    .clone()
-                    .unwrap_or_default()
-                    .into_iter()
-                    .chain(
-                        file.notify
-                            .iter()
-                            .flat_map(super::file::NotifyConfig::secret_vars),
-                    )
-                    .chain(
-                        file.mcp_servers
-                            .iter()
-                            .flat_map(|s| s.values())
-                            .flat_map(super::file::McpServerConfig::secret_vars),
-                    )
+                    .filter(|b| !b.is_empty())
+                    .map(str::to_string)
                     .collect(),
-                notify: file.notify.clone(),
-                sandbox: sandbox_mode(flags, file, &shown, inside_checkout),
-                sandbox_network: file.sandbox.and_then(|s| s.network).unwrap_or(true),
+                None => file.allowed_bots.clone().unwrap_or_default(),
             },
-            output: Output {
-                verbosity: if flags.quiet {
-                    Verbosity::Quiet
-                } else if flags.verbose {
-                    Verbosity::Verbose
-                } else {
-                    Verbosity::Normal
-                },
-                events_jsonl: flags.events_jsonl.clone(),
-                fail_on_reject: flags.fail_on_reject.unwrap_or(true),
-                failure_analysis: flags
-                    .failure_analysis
-                    .or(file.failure_analysis)
-                    .unwrap_or(true),
+            allow_pull_request_target_fixes: flags.allow_pull_request_target_fixes,
+            bot_login: flags
+                .bot_login
+                .as_deref()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_string),
+            no_github: flags.no_github,
+            allow_workflow_edits: file.allow_workflow_edits.unwrap_or(false),
+        }
+    }
+}
+
+impl Children {
+    /// What child processes get: the fixer command, MCP servers, environment and sandbox.
+    fn from_layers(
+        flags: &FlagLayer,
+        file: &ConfigFile,
+        shown: &str,
+        inside_checkout: bool,
+    ) -> Children {
+        Children {
+            fixer_command: flags
+                .fixer_command
+                .clone()
+                .or_else(|| file.fixer_command.clone())
+                .filter(|c| !c.trim().is_empty()),
+            mcp_servers: file.mcp_servers.clone().unwrap_or_default(),
+            env_passthrough: file.env_passthrough.clone().unwrap_or_default(),
+            // The variables notifications read their secrets from, and those substituted
+            // into an MCP server's `env` or `headers`, are secrets too.
+            secret_env: file
+                .secret_env
+                .clone()
+                .unwrap_or_default()
+                .into_iter()
+                .chain(
+                    file.notify
+                        .iter()
+                        .flat_map(super::file::NotifyConfig::secret_vars),
+                )
+                .chain(
+                    file.mcp_servers
+                        .iter()
+                        .flat_map(|s| s.values())
+                        .flat_map(super::file::McpServerConfig::secret_vars),
+                )
+                .collect(),
+            notify: file.notify.clone(),
+            sandbox: sandbox_mode(flags, file, shown, inside_checkout),
+            sandbox_network: file.sandbox.and_then(|s| s.network).unwrap_or(true),
+        }
+    }
+}
+
+impl Output {
+    /// What the run prints and how it exits.
+    fn from_layers(flags: &FlagLayer, file: &ConfigFile) -> Output {
+        Output {
+            verbosity: if flags.quiet {
+                Verbosity::Quiet
+            } else if flags.verbose {
+                Verbosity::Verbose
+            } else {
+                Verbosity::Normal
             },
+            events_jsonl: flags.events_jsonl.clone(),
+            fail_on_reject: flags.fail_on_reject.unwrap_or(true),
+            failure_analysis: flags
+                .failure_analysis
+                .or(file.failure_analysis)
+                .unwrap_or(true),
         }
     }
 }

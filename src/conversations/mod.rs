@@ -53,27 +53,49 @@ impl Conversations<'_> {
     pub async fn run(&self, log: Option<PathBuf>) -> SuiteOutcome {
         let cfg = self.config;
         let required = cfg.scenarios.iter().any(|s| Limits::of(s).required);
-        let not_run = |why: &str| -> SuiteOutcome {
-            SuiteOutcome {
-                gates: vec![suite_gate(
-                    required,
-                    crate::text::clip(first_line(why), 300),
-                    why,
-                )],
-                results: cfg
-                    .scenarios
-                    .iter()
-                    .map(|s| unrun(s, &format!("not run: {}", first_line(why))))
-                    .collect(),
-            }
-        };
         if cfg.scenarios.is_empty() {
             return SuiteOutcome::default();
         }
         let endpoint = match Endpoint::new(cfg) {
             Ok(e) => e,
-            Err(e) => return not_run(&e),
+            Err(e) => return self.not_run(required, &e),
         };
+        let mut app = match self.ready_app(&endpoint, log).await {
+            Ok(app) => app,
+            Err(why) => return self.not_run(required, &why),
+        };
+        let (results, gone, found_gone) = self.run_scenarios(&endpoint, &mut app).await;
+        app.stop().await;
+        let gates = suite_gates(required, &results, found_gone, gone);
+        SuiteOutcome { gates, results }
+    }
+
+    /// The suite when none of its scenarios could run: the failed `conversations` gate and
+    /// every scenario unrun, for `why`.
+    fn not_run(&self, required: bool, why: &str) -> SuiteOutcome {
+        SuiteOutcome {
+            gates: vec![suite_gate(
+                required,
+                crate::text::clip(first_line(why), 300),
+                why,
+            )],
+            results: self
+                .config
+                .scenarios
+                .iter()
+                .map(|s| unrun(s, &format!("not run: {}", first_line(why))))
+                .collect(),
+        }
+    }
+
+    /// Starts the app (when `start` is set) and waits until it is ready; why it is not (the
+    /// app stopped by then).
+    async fn ready_app(
+        &self,
+        endpoint: &Endpoint,
+        log: Option<PathBuf>,
+    ) -> Result<App<'static>, String> {
+        let cfg = self.config;
         let cancel = self.launcher.cancel().clone();
         let mut app = match &cfg.start {
             Some(cmd) => App::spawn(&self.launcher, cmd.clone(), self.root.clone(), log),
@@ -106,88 +128,95 @@ impl Conversations<'_> {
         if let Some(why) = not_ready {
             tracing::error!("{why}");
             app.stop().await;
-            return not_run(&why);
+            return Err(why);
         }
-        let mut out = SuiteOutcome::default();
-        // Why the agent is gone (it exited, or cannot be reached), and the scenario that found out:
-        // its result stays in the report, and the one `conversations` gate carries the issue.
+        Ok(app)
+    }
+
+    /// Runs the scenarios in order: their results, why the agent is gone (it exited, or cannot
+    /// be reached) and the scenario that found out. Once the agent is gone, or qa-loop is
+    /// stopped, the rest are not run.
+    async fn run_scenarios(
+        &self,
+        endpoint: &Endpoint,
+        app: &mut App<'static>,
+    ) -> (Vec<ScenarioResult>, Option<String>, Option<usize>) {
+        let cancel = self.launcher.cancel().clone();
+        let mut results = Vec::new();
+        // Why the agent is gone, and the scenario that found out: its result stays in the
+        // report, and the one `conversations` gate carries the issue.
         let mut gone: Option<String> = None;
         let mut found_gone: Option<usize> = None;
-        for s in &cfg.scenarios {
+        for s in &self.config.scenarios {
             if let Some(reason) = cancel.reason() {
-                out.results.push(unrun(
+                results.push(unrun(
                     s,
                     &format!("not run: qa-loop was stopped by {reason}"),
                 ));
                 continue;
             }
             if let Some(why) = &gone {
-                out.results
-                    .push(unrun(s, &format!("not run: {}", first_line(why))));
+                results.push(unrun(s, &format!("not run: {}", first_line(why))));
                 continue;
             }
-            let mut result = unrun(s, "interrupted");
-            tracing::info!(scenario = %s.name, "conversation scenario");
-            let started = Instant::now();
-            let ran = app
-                .during(async {
-                    tokio::select! {
-                        _ = self.scenario(&endpoint, s, &mut result, started) => {}
-                        reason = cancel.cancelled() => {
-                            result.outcome = ScenarioOutcome::Error;
-                            result.reason = format!("stopped by {reason}");
-                        }
-                    }
-                })
-                .await;
-            if ran.is_ok() && result.outcome == ScenarioOutcome::Error {
-                // A refused connection: is the app dying?
-                app.settle(CRASH_SETTLE).await;
-            }
-            if let Some(reason) = cancel.reason() {
-                // The app was stopped with qa-loop: not its fault.
-                result.outcome = ScenarioOutcome::Error;
-                result.reason = format!("stopped by {reason}");
-            } else if let Some(why) = app.exit() {
-                result.outcome = ScenarioOutcome::Error;
-                result.reason = format!("the agent under test exited during this scenario: {why}");
-                gone = Some(format!(
-                    "the agent under test exited during `{}`: {why}",
-                    s.name
-                ));
-            } else if result.outcome == ScenarioOutcome::Error
-                && result.reason.starts_with(endpoint::UNREACHABLE)
-            {
-                // The next scenarios would only fail the same way.
-                gone = Some(result.reason.clone());
-            }
+            let (result, found) = self.run_scenario(endpoint, app, s).await;
+            gone = found;
             if gone.is_some() && found_gone.is_none() {
-                found_gone = Some(out.results.len());
+                found_gone = Some(results.len());
             }
-            result.duration_ms = started.elapsed().as_millis() as u64;
-            tracing::info!(scenario = %s.name, outcome = result.outcome.as_str(), reason = %result.reason, "scenario finished");
-            out.results.push(result);
+            results.push(result);
         }
-        app.stop().await;
-        for (i, r) in out.results.iter().enumerate() {
-            if Some(i) == found_gone || (r.turns.is_empty() && r.reason.starts_with("not run")) {
-                continue;
-            }
-            out.gates.push(scenario::gate(r));
+        (results, gone, found_gone)
+    }
+
+    /// Runs one scenario while the app runs (given up at once on SIGINT/SIGTERM): its result,
+    /// and why the agent is gone if this scenario found out.
+    async fn run_scenario(
+        &self,
+        endpoint: &Endpoint,
+        app: &mut App<'static>,
+        s: &ScenarioConfig,
+    ) -> (ScenarioResult, Option<String>) {
+        let cancel = self.launcher.cancel().clone();
+        let mut result = unrun(s, "interrupted");
+        tracing::info!(scenario = %s.name, "conversation scenario");
+        let started = Instant::now();
+        let ran = app
+            .during(async {
+                tokio::select! {
+                    _ = self.scenario(endpoint, s, &mut result, started) => {}
+                    reason = cancel.cancelled() => {
+                        result.outcome = ScenarioOutcome::Error;
+                        result.reason = format!("stopped by {reason}");
+                    }
+                }
+            })
+            .await;
+        if ran.is_ok() && result.outcome == ScenarioOutcome::Error {
+            // A refused connection: is the app dying?
+            app.settle(CRASH_SETTLE).await;
         }
-        if let Some(why) = gone {
-            let skipped = out
-                .results
-                .iter()
-                .filter(|r| r.reason.starts_with("not run"))
-                .count();
-            let summary = format!(
-                "{}; {skipped} scenario(s) not run",
-                crate::text::clip(first_line(&why), 300)
-            );
-            out.gates.push(suite_gate(required, summary, &why));
+        let mut gone = None;
+        if let Some(reason) = cancel.reason() {
+            // The app was stopped with qa-loop: not its fault.
+            result.outcome = ScenarioOutcome::Error;
+            result.reason = format!("stopped by {reason}");
+        } else if let Some(why) = app.exit() {
+            result.outcome = ScenarioOutcome::Error;
+            result.reason = format!("the agent under test exited during this scenario: {why}");
+            gone = Some(format!(
+                "the agent under test exited during `{}`: {why}",
+                s.name
+            ));
+        } else if result.outcome == ScenarioOutcome::Error
+            && result.reason.starts_with(endpoint::UNREACHABLE)
+        {
+            // The next scenarios would only fail the same way.
+            gone = Some(result.reason.clone());
         }
-        out
+        result.duration_ms = started.elapsed().as_millis() as u64;
+        tracing::info!(scenario = %s.name, outcome = result.outcome.as_str(), reason = %result.reason, "scenario finished");
+        (result, gone)
     }
 
     /// One scenario, recorded into `result` as it goes (so a crash keeps the turns so far).
@@ -212,16 +241,7 @@ impl Conversations<'_> {
         loop {
             number += 1;
             // Recorded before sending: an app dying on this message keeps it in the transcript.
-            result.turns.push(Turn {
-                number,
-                user: text.clone(),
-                agent: String::new(),
-                verdict: None,
-                confidence: 0.0,
-                reasoning: String::new(),
-                approval: None,
-                reply_ms: 0,
-            });
+            result.turns.push(unanswered(number, text.clone()));
             let asked = Instant::now();
             let reply = tokio::time::timeout_at(
                 hard_deadline.into(),
@@ -234,16 +254,7 @@ impl Conversations<'_> {
             turn.reply_ms = asked.elapsed().as_millis() as u64;
             let reply = match reply {
                 Ok(Ok(r)) => r,
-                Ok(Err(e)) => {
-                    let hint = if self.config.start.is_none()
-                        && e.starts_with(endpoint::UNREACHABLE)
-                    {
-                        " (nothing listens there: start the agent in an earlier step, or set `conversations.start`)"
-                    } else {
-                        ""
-                    };
-                    return end(result, ScenarioOutcome::Error, format!("{e}{hint}"));
-                }
+                Ok(Err(e)) => return end(result, ScenarioOutcome::Error, self.send_error(e)),
                 Err(_) => {
                     let why = limits.hard_time_limit("no reply");
                     return end(result, ScenarioOutcome::Failed, why);
@@ -262,33 +273,19 @@ impl Conversations<'_> {
                 });
                 next
             } else {
-                let warnings = scenario::judge_warnings(number, elapsed, &limits);
-                let task = judge::task(&Brief {
-                    name: &s.name,
-                    pass_criteria: &s.pass_criteria,
-                    context: s.context.as_deref(),
-                    turns: &result.turns,
-                    turn: number,
-                    max_turns: limits.max_turns,
-                    warnings: &warnings,
-                });
-                // The judge is bounded by the scenario's hard time limit too.
-                let judged =
-                    tokio::time::timeout_at(hard_deadline.into(), self.judge.judge(task)).await;
+                let judged = self
+                    .ask_judge(
+                        s,
+                        &mut result.turns,
+                        number,
+                        elapsed,
+                        &limits,
+                        hard_deadline,
+                    )
+                    .await;
                 match judged {
-                    Ok(Ok(j)) => {
-                        if let Some(t) = result.turns.last_mut() {
-                            t.verdict = Some(j.verdict);
-                            t.confidence = j.confidence;
-                            t.reasoning = j.reasoning.clone();
-                        }
-                        scenario::after_judgement(&j, number, &limits)
-                    }
-                    Ok(Err(e)) => return end(result, ScenarioOutcome::Error, e),
-                    Err(_) => {
-                        let why = limits.hard_time_limit("no decision from the judge");
-                        return end(result, ScenarioOutcome::Failed, why);
-                    }
+                    Ok(next) => next,
+                    Err((outcome, why)) => return end(result, outcome, why),
                 }
             };
             match next {
@@ -302,6 +299,100 @@ impl Conversations<'_> {
                 }
             }
         }
+    }
+
+    /// Why sending to the agent failed, with a hint when nothing listens and qa-loop did not
+    /// start the agent.
+    fn send_error(&self, e: String) -> String {
+        let hint = if self.config.start.is_none() && e.starts_with(endpoint::UNREACHABLE) {
+            " (nothing listens there: start the agent in an earlier step, or set `conversations.start`)"
+        } else {
+            ""
+        };
+        format!("{e}{hint}")
+    }
+
+    /// Asks the judge about the conversation so far (within the scenario's hard time limit)
+    /// and records its judgement on the last turn: what comes next, or how the scenario ends.
+    async fn ask_judge(
+        &self,
+        s: &ScenarioConfig,
+        turns: &mut [Turn],
+        number: u32,
+        elapsed: Duration,
+        limits: &Limits,
+        hard_deadline: Instant,
+    ) -> Result<Next, (ScenarioOutcome, String)> {
+        let warnings = scenario::judge_warnings(number, elapsed, limits);
+        let task = judge::task(&Brief {
+            name: &s.name,
+            pass_criteria: &s.pass_criteria,
+            context: s.context.as_deref(),
+            turns,
+            turn: number,
+            max_turns: limits.max_turns,
+            warnings: &warnings,
+        });
+        // The judge is bounded by the scenario's hard time limit too.
+        let judged = tokio::time::timeout_at(hard_deadline.into(), self.judge.judge(task)).await;
+        match judged {
+            Ok(Ok(j)) => {
+                if let Some(t) = turns.last_mut() {
+                    t.verdict = Some(j.verdict);
+                    t.confidence = j.confidence;
+                    t.reasoning = j.reasoning.clone();
+                }
+                Ok(scenario::after_judgement(&j, number, limits))
+            }
+            Ok(Err(e)) => Err((ScenarioOutcome::Error, e)),
+            Err(_) => Err((
+                ScenarioOutcome::Failed,
+                limits.hard_time_limit("no decision from the judge"),
+            )),
+        }
+    }
+}
+
+/// The gates of the scenarios that ran (but the one that found the agent gone, whose issue
+/// the `conversations` gate carries), then that gate when the agent is gone.
+fn suite_gates(
+    required: bool,
+    results: &[ScenarioResult],
+    found_gone: Option<usize>,
+    gone: Option<String>,
+) -> Vec<Gate> {
+    let mut gates = Vec::new();
+    for (i, r) in results.iter().enumerate() {
+        if Some(i) == found_gone || (r.turns.is_empty() && r.reason.starts_with("not run")) {
+            continue;
+        }
+        gates.push(scenario::gate(r));
+    }
+    if let Some(why) = gone {
+        let skipped = results
+            .iter()
+            .filter(|r| r.reason.starts_with("not run"))
+            .count();
+        let summary = format!(
+            "{}; {skipped} scenario(s) not run",
+            crate::text::clip(first_line(&why), 300)
+        );
+        gates.push(suite_gate(required, summary, &why));
+    }
+    gates
+}
+
+/// Turn `number`, sent as `user` and not answered yet.
+fn unanswered(number: u32, user: String) -> Turn {
+    Turn {
+        number,
+        user,
+        agent: String::new(),
+        verdict: None,
+        confidence: 0.0,
+        reasoning: String::new(),
+        approval: None,
+        reply_ms: 0,
     }
 }
 

@@ -192,121 +192,50 @@ impl Matcher {
     }
 
     /// The decision on two issues prepared once each (comparing every issue with every earlier
-    /// one reads each title once, not once per pair).
+    /// one reads each title once, not once per pair): the structural rules in order, the first
+    /// that decides wins; else the weighed evidence.
     pub fn decide_prepared(&self, pa: &Prepared<'_>, pb: &Prepared<'_>) -> Decision {
-        let (a, b) = (pa.key, pb.key);
-        let file_relation = file_relation(a.file, b.file);
+        let file_relation = file_relation(pa.key.file, pb.key.file);
         if file_relation == FileRelation::Different {
             return Decision::DifferentFile;
         }
-        let (ta, tb) = (&pa.title, &pb.title);
-        let (ia, ib) = (&pa.code, &pb.code);
-        let in_tests = pa.in_tests || pb.in_tests;
-        // Within a few lines of one file, a method and a call in it are one place (two tests
-        // are two tests, however close).
-        let distance = line_distance(&a, &b);
-        let same_place = !in_tests
-            && file_relation == FileRelation::Same
-            && distance.is_some_and(|d| d <= SAME_PLACE_LINES);
-        if !same_place
-            && !ia.is_empty()
-            && !ib.is_empty()
-            && !any_related(ia, ib)
-            // A restatement may name other code in its title (the failing test, the mechanism)
-            // and the earlier issue's code in its description or fix.
-            && !pb.names_in_detail(ia)
-            && !pa.names_in_detail(ib)
-        {
-            return Decision::DifferentIdentifiers;
+        let pair = Pair::new(pa, pb, file_relation);
+        let structural = pair
+            .different_code()
+            .or_else(|| pair.different_quoted_tests())
+            .or_else(|| pair.another_requirement())
+            .or_else(|| pair.different_endpoints())
+            .or_else(|| pair.same_failing_test())
+            .or_else(|| pair.substituted_case())
+            .or_else(|| pair.opposite_symptoms())
+            .or_else(|| pair.different_statuses())
+            .or_else(|| pair.far_apart());
+        if let Some(decision) = structural {
+            return decision;
         }
-        // Test runners name tests by quoted strings (`it('applies a valid coupon')`): two
-        // tests quoted by name, none in common (nor one inside the other, as a quoted message
-        // and a word quoted in it), are two tests.
-        if in_tests {
-            let (qa, qb) = (&pa.quoted, &pb.quoted);
-            let overlap = |x: &String| {
-                qb.iter()
-                    .any(|y| x.contains(y.as_str()) || y.contains(x.as_str()))
-            };
-            if !qa.is_empty() && !qb.is_empty() && !qa.iter().any(overlap) {
-                return Decision::DifferentIdentifiers;
-            }
-        }
-        // The same wrong status for the same expected one (`200 instead of 201` / `should
-        // return 201, still 200`) names the defect as precisely as a kind of defect does, in
-        // whatever words and order the rest of the title comes.
-        let (roles_a, roles_b) = (&pa.roles, &pb.roles);
-        let same_statuses = pa.statuses_named >= 2 && roles_a == roles_b;
-        let (na, nb) = (&pa.criteria, &pb.criteria);
-        if !same_statuses && different_requirement(ta, tb)
-            || !na.is_empty() && !nb.is_empty() && na != nb
-        {
-            return Decision::Substitution;
-        }
-        if let (Some(x), Some(y)) = (&pa.endpoint, &pb.endpoint)
-            && x != y
-        {
-            return Decision::DifferentIdentifiers;
-        }
-        if same_failing_test(ta, tb, in_tests) {
-            return Decision::SameFailingTest;
-        }
-        if !same_statuses && is_substitution(&ta.sequence, &tb.sequence) {
-            return Decision::Substitution;
-        }
-        if opposite_symptoms(&ta.content, &tb.content) {
-            return Decision::OppositeSymptoms;
-        }
-        // Another status in the same role is another defect (`returns 500` / `returns 400`);
-        // one title naming only a status the other names too (`500 instead of 400` / `should
-        // return 400`) is not, nor is the status answered on one side and the one expected on
-        // the other (`returns 500` / `should return 409`).
-        let within = |x: &[u16], y: &[u16]| x.iter().all(|c| y.contains(c));
-        let clash =
-            |x: &[u16], y: &[u16]| !x.is_empty() && !y.is_empty() && !within(x, y) && !within(y, x);
-        if clash(&roles_a.0, &roles_b.0) || clash(&roles_a.1, &roles_b.1) {
-            return Decision::DifferentStatus;
-        }
-        let shares_identifier = any_related(&ta.identifiers, &tb.identifiers);
-        if let (FileRelation::Same, Some(d)) = (file_relation, distance)
-            && d > FAR_LINES
-            && !shares_identifier
-        {
-            return Decision::FarApart;
-        }
-        let (ca, cb) = (&pa.concepts, &pb.concepts);
-        let shared: Vec<&'static str> = ca.iter().filter(|c| cb.contains(c)).copied().collect();
-        let decisive = same_statuses || shared.iter().any(|c| super::concepts::decisive(c));
-        let specific = |cs: &[&str]| cs.iter().any(|c| super::concepts::decisive(c));
-        if specific(ca)
-            && specific(cb)
-            && !decisive
-            && !super::concepts::related(ca, cb)
-            // The cause named on one side, its effect on the other, and the cause in the
-            // other's description or fix: one defect.
-            && !pb.concepts_in_detail(ca)
-            && !pa.concepts_in_detail(cb)
-        {
-            return Decision::DifferentConcepts;
-        }
-        // One specific kind of defect in one file is one problem.
-        if file_relation == FileRelation::Same
-            && let Some(kind) = shared.iter().find(|c| super::concepts::decisive(c))
-        {
-            return Decision::SameKindInFile(kind);
-        }
-        let mut similarity = ta.defect_similarity(tb);
-        let place = Place::of(file_relation, distance);
+        let kinds = Kinds::of(&pair);
+        pair.different_concepts(&kinds)
+            .or_else(|| pair.same_kind_in_file(&kinds))
+            .unwrap_or_else(|| self.weigh(&pair, &kinds))
+    }
+
+    /// The weighed evidence, once no structural rule told the two apart: the defect words in
+    /// common against a bar set by where the two sit and the kinds of defect they name.
+    fn weigh(&self, pair: &Pair<'_>, kinds: &Kinds) -> Decision {
+        let (pa, pb) = (pair.a, pair.b);
+        let (a, b) = (pa.key, pb.key);
+        let mut similarity = pa.title.defect_similarity(&pb.title);
+        let place = Place::of(pair.file_relation, pair.distance);
         let mut bar = self.threshold - location_bonus(place);
-        if specific(ca) != specific(cb) {
+        if kinds.specific.0 != kinds.specific.1 {
             // One names a kind of defect, the other does not name it.
             bar += ONE_SIDED_CONCEPT;
         }
-        if decisive {
+        if kinds.decisive {
             // The kind counts as a word both titles share.
             similarity = (similarity + 1.0) / 2.0;
             bar -= CONCEPT_BONUS;
-        } else if !shared.is_empty() {
+        } else if !kinds.shared.is_empty() {
             bar -= BROAD_CONCEPT_BONUS;
         }
         match (a.kind, b.kind) {
@@ -329,7 +258,7 @@ impl Matcher {
             detail,
             bar,
             place,
-            scaled: distance.is_some() && scaled_by_length(&a, &b),
+            scaled: pair.distance.is_some() && scaled_by_length(&a, &b),
         };
         let weighed = Weighed {
             evidence,
@@ -339,6 +268,183 @@ impl Matcher {
             Decision::Same(weighed)
         } else {
             Decision::Dissimilar(weighed)
+        }
+    }
+}
+
+/// Two prepared issues in files that may be one, with what several rules read of them.
+struct Pair<'p> {
+    a: &'p Prepared<'p>,
+    b: &'p Prepared<'p>,
+    file_relation: FileRelation,
+    /// How far apart their lines are ([`line_distance`]).
+    distance: Option<u32>,
+    /// Whether either is a test issue or in a test file.
+    in_tests: bool,
+    /// Whether both titles name the same wrong status for the same expected one.
+    same_statuses: bool,
+}
+
+impl<'p> Pair<'p> {
+    /// The pair of `a` and `b`, whose files are in `file_relation`.
+    fn new(a: &'p Prepared<'p>, b: &'p Prepared<'p>, file_relation: FileRelation) -> Self {
+        Pair {
+            a,
+            b,
+            file_relation,
+            distance: line_distance(&a.key, &b.key),
+            in_tests: a.in_tests || b.in_tests,
+            // The same wrong status for the same expected one (`200 instead of 201` / `should
+            // return 201, still 200`) names the defect as precisely as a kind of defect does, in
+            // whatever words and order the rest of the title comes.
+            same_statuses: a.statuses_named >= 2 && a.roles == b.roles,
+        }
+    }
+
+    /// Different code: both titles name code identifiers, none related, and neither issue
+    /// names the other's code in its description or fix.
+    fn different_code(&self) -> Option<Decision> {
+        let (pa, pb) = (self.a, self.b);
+        let (ia, ib) = (&pa.code, &pb.code);
+        // Within a few lines of one file, a method and a call in it are one place (two tests
+        // are two tests, however close).
+        let same_place = !self.in_tests
+            && self.file_relation == FileRelation::Same
+            && self.distance.is_some_and(|d| d <= SAME_PLACE_LINES);
+        (!same_place
+            && !ia.is_empty()
+            && !ib.is_empty()
+            && !any_related(ia, ib)
+            // A restatement may name other code in its title (the failing test, the mechanism)
+            // and the earlier issue's code in its description or fix.
+            && !pb.names_in_detail(ia)
+            && !pa.names_in_detail(ib))
+        .then_some(Decision::DifferentIdentifiers)
+    }
+
+    /// Different tests: test runners name tests by quoted strings (`it('applies a valid
+    /// coupon')`): two tests quoted by name, none in common (nor one inside the other, as a
+    /// quoted message and a word quoted in it), are two tests.
+    fn different_quoted_tests(&self) -> Option<Decision> {
+        if !self.in_tests {
+            return None;
+        }
+        let (qa, qb) = (&self.a.quoted, &self.b.quoted);
+        let overlap = |x: &String| {
+            qb.iter()
+                .any(|y| x.contains(y.as_str()) || y.contains(x.as_str()))
+        };
+        (!qa.is_empty() && !qb.is_empty() && !qa.iter().any(overlap))
+            .then_some(Decision::DifferentIdentifiers)
+    }
+
+    /// Another requirement: the titles differ in the requirement they name (unless they name
+    /// the same statuses), or name different acceptance criteria.
+    fn another_requirement(&self) -> Option<Decision> {
+        let (na, nb) = (&self.a.criteria, &self.b.criteria);
+        (!self.same_statuses && different_requirement(&self.a.title, &self.b.title)
+            || !na.is_empty() && !nb.is_empty() && na != nb)
+            .then_some(Decision::Substitution)
+    }
+
+    /// Different endpoints named in the two titles.
+    fn different_endpoints(&self) -> Option<Decision> {
+        match (&self.a.endpoint, &self.b.endpoint) {
+            (Some(x), Some(y)) if x != y => Some(Decision::DifferentIdentifiers),
+            _ => None,
+        }
+    }
+
+    /// Both titles name one test and say it fails.
+    fn same_failing_test(&self) -> Option<Decision> {
+        same_failing_test(&self.a.title, &self.b.title, self.in_tests)
+            .then_some(Decision::SameFailingTest)
+    }
+
+    /// Titles identical but for one slot: another case of the same check (unless they name the
+    /// same statuses).
+    fn substituted_case(&self) -> Option<Decision> {
+        (!self.same_statuses && is_substitution(&self.a.title.sequence, &self.b.title.sequence))
+            .then_some(Decision::Substitution)
+    }
+
+    /// Opposite symptoms (`accepts` / `rejects`).
+    fn opposite_symptoms(&self) -> Option<Decision> {
+        opposite_symptoms(&self.a.title.content, &self.b.title.content)
+            .then_some(Decision::OppositeSymptoms)
+    }
+
+    /// Another status in the same role is another defect (`returns 500` / `returns 400`); one
+    /// title naming only a status the other names too (`500 instead of 400` / `should return
+    /// 400`) is not, nor is the status answered on one side and the one expected on the other
+    /// (`returns 500` / `should return 409`).
+    fn different_statuses(&self) -> Option<Decision> {
+        let (roles_a, roles_b) = (&self.a.roles, &self.b.roles);
+        let within = |x: &[u16], y: &[u16]| x.iter().all(|c| y.contains(c));
+        let clash =
+            |x: &[u16], y: &[u16]| !x.is_empty() && !y.is_empty() && !within(x, y) && !within(y, x);
+        (clash(&roles_a.0, &roles_b.0) || clash(&roles_a.1, &roles_b.1))
+            .then_some(Decision::DifferentStatus)
+    }
+
+    /// Lines more than [`FAR_LINES`] apart in one file, and no identifier in common.
+    fn far_apart(&self) -> Option<Decision> {
+        let shares_identifier = any_related(&self.a.title.identifiers, &self.b.title.identifiers);
+        match (self.file_relation, self.distance) {
+            (FileRelation::Same, Some(d)) if d > FAR_LINES && !shares_identifier => {
+                Some(Decision::FarApart)
+            }
+            _ => None,
+        }
+    }
+
+    /// Different kinds of defect: both titles name a specific kind, none shared or related,
+    /// and neither issue's description or fix names the other's.
+    fn different_concepts(&self, kinds: &Kinds) -> Option<Decision> {
+        let (pa, pb) = (self.a, self.b);
+        let (ca, cb) = (&pa.concepts, &pb.concepts);
+        (kinds.specific.0
+            && kinds.specific.1
+            && !kinds.decisive
+            && !super::concepts::related(ca, cb)
+            // The cause named on one side, its effect on the other, and the cause in the
+            // other's description or fix: one defect.
+            && !pb.concepts_in_detail(ca)
+            && !pa.concepts_in_detail(cb))
+        .then_some(Decision::DifferentConcepts)
+    }
+
+    /// One specific kind of defect in one file is one problem.
+    fn same_kind_in_file(&self, kinds: &Kinds) -> Option<Decision> {
+        if self.file_relation != FileRelation::Same {
+            return None;
+        }
+        let kind = kinds.shared.iter().find(|c| super::concepts::decisive(c))?;
+        Some(Decision::SameKindInFile(kind))
+    }
+}
+
+/// The kinds of defect (concepts) the two titles of a pair name.
+struct Kinds {
+    /// The kinds both name.
+    shared: Vec<&'static str>,
+    /// Whether they name the defect alike precisely: the same statuses, or a specific kind.
+    decisive: bool,
+    /// Whether each names a specific kind of defect.
+    specific: (bool, bool),
+}
+
+impl Kinds {
+    /// The kinds of defect the titles of `pair` name, shared and each.
+    fn of(pair: &Pair<'_>) -> Self {
+        let (ca, cb) = (&pair.a.concepts, &pair.b.concepts);
+        let shared: Vec<&'static str> = ca.iter().filter(|c| cb.contains(c)).copied().collect();
+        let decisive = pair.same_statuses || shared.iter().any(|c| super::concepts::decisive(c));
+        let specific = |cs: &[&str]| cs.iter().any(|c| super::concepts::decisive(c));
+        Kinds {
+            shared,
+            decisive,
+            specific: (specific(ca), specific(cb)),
         }
     }
 }

@@ -70,7 +70,7 @@ impl ActionsEnv {
 /// The GitHub token from the environment: `QA_LOOP_GITHUB_TOKEN` (the action's input),
 /// `INPUT_GITHUB-TOKEN`, then `GITHUB_TOKEN`.
 pub fn github_token(var: impl Fn(&str) -> Option<String>) -> Option<crate::secrets::Secret> {
-    use crate::config::env_vars::{GITHUB_TOKEN, INPUT_GITHUB_TOKEN, QA_LOOP_GITHUB_TOKEN};
+    use crate::env_vars::{GITHUB_TOKEN, INPUT_GITHUB_TOKEN, QA_LOOP_GITHUB_TOKEN};
     [QA_LOOP_GITHUB_TOKEN, INPUT_GITHUB_TOKEN, GITHUB_TOKEN]
         .iter()
         .find_map(|n| var(n).filter(|t| !t.is_empty()))
@@ -79,7 +79,7 @@ pub fn github_token(var: impl Fn(&str) -> Option<String>) -> Option<crate::secre
 
 /// The push token (`push-token` input), if any.
 pub fn push_token(var: impl Fn(&str) -> Option<String>) -> Option<crate::secrets::Secret> {
-    use crate::config::env_vars::{INPUT_PUSH_TOKEN, QA_LOOP_PUSH_TOKEN};
+    use crate::env_vars::{INPUT_PUSH_TOKEN, QA_LOOP_PUSH_TOKEN};
     [QA_LOOP_PUSH_TOKEN, INPUT_PUSH_TOKEN]
         .iter()
         .find_map(|n| var(n).filter(|t| !t.is_empty()))
@@ -119,7 +119,7 @@ pub struct CommandFiles {
 impl CommandFiles {
     /// Reads each file the runner names (`None`: it did not exist).
     pub fn snapshot(var: impl Fn(&str) -> Option<String>) -> CommandFiles {
-        let files = crate::config::env_vars::RUNNER_FILE_COMMANDS
+        let files = crate::env_vars::RUNNER_FILE_COMMANDS
             .iter()
             .filter_map(|name| {
                 let path = PathBuf::from(var(name).filter(|v| !v.is_empty())?);

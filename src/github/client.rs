@@ -10,6 +10,7 @@
 //!
 //! The token is a sensitive header and is scrubbed from every error text.
 
+use std::ops::ControlFlow;
 use std::time::{Duration, SystemTime};
 
 use reqwest::Method;
@@ -131,86 +132,22 @@ impl GitHub {
         path: &str,
         body: Option<&Value>,
     ) -> Result<Answer, GhError> {
-        let url = if path.starts_with("http://") || path.starts_with("https://") {
-            if !path.starts_with(&self.api_url) {
-                return Err(GhError::Transport(format!(
-                    "refusing to follow a link off the API host: {path}"
-                )));
-            }
-            path.to_string()
-        } else {
-            format!("{}/{}", self.api_url, path.trim_start_matches('/'))
-        };
+        let url = self.url_for(path)?;
         let shown = url.strip_prefix(&self.api_url).unwrap_or(&url).to_string();
-        let read = method == Method::GET;
-        let mut headers = HeaderMap::new();
-        let mut auth =
-            HeaderValue::from_str(&format!("Bearer {}", self.token.expose())).map_err(|_| {
-                GhError::Transport("the GitHub token has characters HTTP does not allow".into())
-            })?;
-        auth.set_sensitive(true);
-        headers.insert(reqwest::header::AUTHORIZATION, auth);
-        // `application/json` too: GitHub's OpenAPI description lists it (prism checks).
-        headers.insert(
-            reqwest::header::ACCEPT,
-            HeaderValue::from_static("application/vnd.github+json, application/json"),
-        );
-        headers.insert(
-            "x-github-api-version",
-            HeaderValue::from_static(API_VERSION),
-        );
+        let headers = self.headers()?;
         let mut attempt = 0;
         loop {
-            let mut request = self
-                .client
-                .request(method.clone(), &url)
-                .headers(headers.clone());
-            if let Some(b) = body {
-                // Everything published goes through here: no secret leaves in a body.
-                let text = serde_json::to_string(b).unwrap_or_default();
-                request = request
-                    .header(reqwest::header::CONTENT_TYPE, "application/json")
-                    .body(crate::secrets::redact(&text).into_owned());
-            }
+            let request = self.request(&method, &url, &headers, body);
             self.sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let (message, wait, safe_to_retry, status) = match request.send().await {
-                Ok(response) => {
-                    let status = response.status().as_u16();
-                    let wait = rate_limit_wait(status, response.headers());
-                    let next = next_link(response.headers());
-                    let text = response.text().await.unwrap_or_default();
-                    if (200..300).contains(&status) {
-                        let body = if text.trim().is_empty() {
-                            Value::Null
-                        } else {
-                            serde_json::from_str(&text).map_err(|e| {
-                                GhError::Transport(format!(
-                                    "{method} {shown}: the answer is not JSON ({e})"
-                                ))
-                            })?
-                        };
-                        return Ok(Answer { status, body, next });
-                    }
-                    let message = self.scrub(&api_message(&text));
-                    match wait {
-                        // Rate limited: refused before anything was done.
-                        Some(w) => (message, Some(w), true, status),
-                        None if status >= 500 => (message, None, read, status),
-                        None => {
-                            return Err(GhError::Status {
-                                method: method.to_string(),
-                                path: shown,
-                                status,
-                                message,
-                            });
-                        }
-                    }
-                }
-                Err(e) => {
-                    // A connection never made is safe to retry; anything later may have landed.
-                    let never_sent = e.is_connect();
-                    (self.scrub(&e.to_string()), None, read || never_sent, 0)
-                }
+            let sent = request.send().await;
+            let Failure {
+                message,
+                wait,
+                safe_to_retry,
+                status,
+            } = match self.read_answer(sent, &method, &shown).await {
+                ControlFlow::Break(result) => return result,
+                ControlFlow::Continue(failure) => failure,
             };
             if !safe_to_retry {
                 return Err(GhError::Uncertain {
@@ -253,12 +190,142 @@ impl GitHub {
         }
     }
 
+    /// The URL of `path`: relative to the API URL, or an absolute link that must stay on its host.
+    fn url_for(&self, path: &str) -> Result<String, GhError> {
+        if path.starts_with("http://") || path.starts_with("https://") {
+            if !path.starts_with(&self.api_url) {
+                return Err(GhError::Transport(format!(
+                    "refusing to follow a link off the API host: {path}"
+                )));
+            }
+            Ok(path.to_string())
+        } else {
+            Ok(format!("{}/{}", self.api_url, path.trim_start_matches('/')))
+        }
+    }
+
+    /// The headers of every request: the token (sensitive), the media types, the API version.
+    fn headers(&self) -> Result<HeaderMap, GhError> {
+        let mut headers = HeaderMap::new();
+        let mut auth =
+            HeaderValue::from_str(&format!("Bearer {}", self.token.expose())).map_err(|_| {
+                GhError::Transport("the GitHub token has characters HTTP does not allow".into())
+            })?;
+        auth.set_sensitive(true);
+        headers.insert(reqwest::header::AUTHORIZATION, auth);
+        // `application/json` too: GitHub's OpenAPI description lists it (prism checks).
+        headers.insert(
+            reqwest::header::ACCEPT,
+            HeaderValue::from_static("application/vnd.github+json, application/json"),
+        );
+        headers.insert(
+            "x-github-api-version",
+            HeaderValue::from_static(API_VERSION),
+        );
+        Ok(headers)
+    }
+
+    /// One attempt's request, its JSON body (if any) redacted.
+    fn request(
+        &self,
+        method: &Method,
+        url: &str,
+        headers: &HeaderMap,
+        body: Option<&Value>,
+    ) -> reqwest::RequestBuilder {
+        let mut request = self
+            .client
+            .request(method.clone(), url)
+            .headers(headers.clone());
+        if let Some(b) = body {
+            // Everything published goes through here: no secret leaves in a body.
+            let text = serde_json::to_string(b).unwrap_or_default();
+            request = request
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(crate::secrets::redact(&text).into_owned());
+        }
+        request
+    }
+
+    /// Reads one attempt's answer: the answer or a final error (`Break`), or the failure the
+    /// retry policy decides on (`Continue`).
+    async fn read_answer(
+        &self,
+        sent: Result<reqwest::Response, reqwest::Error>,
+        method: &Method,
+        shown: &str,
+    ) -> ControlFlow<Result<Answer, GhError>, Failure> {
+        let read = method == Method::GET;
+        ControlFlow::Continue(match sent {
+            Ok(response) => {
+                let status = response.status().as_u16();
+                let wait = rate_limit_wait(status, response.headers());
+                let next = next_link(response.headers());
+                let text = response.text().await.unwrap_or_default();
+                if (200..300).contains(&status) {
+                    let body = if text.trim().is_empty() {
+                        Value::Null
+                    } else {
+                        match serde_json::from_str(&text) {
+                            Ok(body) => body,
+                            Err(e) => {
+                                return ControlFlow::Break(Err(GhError::Transport(format!(
+                                    "{method} {shown}: the answer is not JSON ({e})"
+                                ))));
+                            }
+                        }
+                    };
+                    return ControlFlow::Break(Ok(Answer { status, body, next }));
+                }
+                let message = self.scrub(&api_message(&text));
+                match wait {
+                    // Rate limited: refused before anything was done.
+                    Some(w) => Failure::new(message, Some(w), true, status),
+                    None if status >= 500 => Failure::new(message, None, read, status),
+                    None => {
+                        return ControlFlow::Break(Err(GhError::Status {
+                            method: method.to_string(),
+                            path: shown.to_string(),
+                            status,
+                            message,
+                        }));
+                    }
+                }
+            }
+            Err(e) => {
+                // A connection never made is safe to retry; anything later may have landed.
+                let never_sent = e.is_connect();
+                Failure::new(self.scrub(&e.to_string()), None, read || never_sent, 0)
+            }
+        })
+    }
+
     fn scrub(&self, text: &str) -> String {
         let t = self.token.expose();
         if t.is_empty() {
             text.to_string()
         } else {
             text.replace(t, "***")
+        }
+    }
+}
+
+/// A failed attempt: its error text, the server's wait, whether it may be sent again, and its
+/// status (0 when no answer came).
+struct Failure {
+    message: String,
+    wait: Option<Duration>,
+    safe_to_retry: bool,
+    status: u16,
+}
+
+impl Failure {
+    fn new(message: String, wait: Option<Duration>, safe_to_retry: bool, status: u16) -> Self {
+        Failure {
+            message,
+            wait,
+            safe_to_retry,
+            status,
         }
     }
 }

@@ -1,5 +1,5 @@
 //! GitHub: the Actions runtime ([`actions`]: environment, outputs, job summary, workflow
-//! commands), the triggering event ([`event`], [`origin`]), and what qa-loop writes on a pull
+//! commands), the triggering event ([`event`]; where a run comes from is `trust::origin`), and what qa-loop writes on a pull
 //! request — the check run ([`check_run`]), the sticky comment ([`sticky`]), the escalation
 //! issue ([`escalation`]) and fix commits ([`push`]) — over one REST client ([`client`]).
 
@@ -10,7 +10,6 @@ pub mod client;
 pub mod comment;
 pub mod escalation;
 pub mod event;
-pub mod origin;
 pub mod publish;
 pub mod push;
 pub mod signoff;

@@ -3,6 +3,7 @@
 //! `retry-after`. A failure after the last retry is one [`ProviderError`]; the API key never
 //! appears in an error text or a log line.
 
+use std::ops::ControlFlow;
 use std::time::{Duration, Instant, SystemTime};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -118,7 +119,7 @@ impl Transport {
         headers: &HeaderMap,
         body: &[u8],
         streamed: bool,
-    ) -> Result<(u16, Option<Duration>, Result<String, String>), String> {
+    ) -> AttemptOutcome {
         let call = async {
             let mut request = self
                 .client
@@ -183,16 +184,7 @@ impl Transport {
         body: &Value,
         fold: Option<FoldEvents>,
     ) -> Result<Value, ProviderError> {
-        let mut header_map = HeaderMap::new();
-        for (name, value) in headers {
-            let mut v = HeaderValue::from_str(value).map_err(|_| {
-                ProviderError::Fatal(format!(
-                    "{service}: the `{name}` header has characters HTTP does not allow (check the API key)"
-                ))
-            })?;
-            v.set_sensitive(true);
-            header_map.insert(HeaderName::from_static(name), v);
-        }
+        let header_map = sensitive_headers(service, headers)?;
         let body = serde_json::to_string(body).map_err(|e| {
             ProviderError::Fatal(format!("{service}: cannot encode the request: {e}"))
         })?;
@@ -200,53 +192,10 @@ impl Transport {
         let body = crate::secrets::redact(&body).into_owned().into_bytes();
         let mut attempt = 0;
         loop {
-            let (why, wait) = match self.attempt(url, &header_map, &body, fold.is_some()).await {
-                Err(e) if e == DEADLINE => {
-                    return Err(ProviderError::Unavailable(format!("{service}: {DEADLINE}")));
-                }
-                Err(e) => (format!("{service}: {e}"), None),
-                Ok((status, wait, Ok(text)))
-                    if (200..300).contains(&status)
-                        && let Some(fold) = fold
-                        && looks_like_events(&text) =>
-                {
-                    match fold(&text) {
-                        Ok(answer) => return Ok(answer),
-                        Err(f) if !f.retryable => {
-                            let why = format!("{service}: {}", f.message);
-                            return Err(ProviderError::Fatal(self.scrub(&why)));
-                        }
-                        Err(f) => (format!("{service}: {}", f.message), wait),
-                    }
-                }
-                Ok((status, wait, Ok(text))) if (200..300).contains(&status) => {
-                    let answer: Value = serde_json::from_str(&text).map_err(|e| {
-                        ProviderError::Fatal(self.scrub(&format!(
-                            "{service}: the answer is not JSON ({e}): {}",
-                            excerpt(&text)
-                        )))
-                    })?;
-                    // Some routers answer HTTP 200 with `{"error": …}` instead of a completion.
-                    match error_in_body(&answer) {
-                        None => return Ok(answer),
-                        Some((code, _)) if !code.is_some_and(retryable) => {
-                            let why = format!("{service}: error{}", api_message(&text));
-                            return Err(ProviderError::Fatal(self.scrub(&why)));
-                        }
-                        Some(_) => (format!("{service}: error{}", api_message(&text)), wait),
-                    }
-                }
-                Ok((status, wait, Ok(text))) => {
-                    let why = format!("{service}: HTTP {status}{}", api_message(&text));
-                    if !retryable(status) || final_error(&text) {
-                        return Err(ProviderError::Fatal(self.scrub(&why)));
-                    }
-                    (why, wait)
-                }
-                Ok((status, wait, Err(e))) => (
-                    format!("{service}: HTTP {status}, the answer was cut: {e}"),
-                    wait,
-                ),
+            let outcome = self.attempt(url, &header_map, &body, fold.is_some()).await;
+            let (why, wait) = match self.judge(service, outcome, fold) {
+                ControlFlow::Break(result) => return result,
+                ControlFlow::Continue(failure) => failure,
             };
             match self.next(attempt, wait) {
                 Next::Retry(delay) => {
@@ -259,25 +208,104 @@ impl Transport {
                     tokio::time::sleep(delay).await;
                     attempt += 1;
                 }
-                Next::GiveUp => {
-                    let tries = attempt + 1;
-                    let asked = match wait {
-                        Some(w) if !self.fits(w) => format!(
-                            "; the server asked to wait {} s, more than the run has left",
-                            w.as_secs()
-                        ),
-                        _ => String::new(),
-                    };
-                    if let (false, Some(stop)) = (asked.is_empty(), &self.stop) {
-                        stop.cancel(&self.scrub(&format!("{why}{asked}")));
-                    }
-                    return Err(ProviderError::Unavailable(self.scrub(&format!(
-                        "{why} (after {tries} attempt{}{asked})",
-                        if tries == 1 { "" } else { "s" }
-                    ))));
-                }
+                Next::GiveUp => return Err(self.give_up(&why, wait, attempt)),
             }
         }
+    }
+
+    /// What one attempt's outcome means: the answer or a final error (`Break`), or why it failed
+    /// and the server's wait when another attempt may succeed (`Continue`).
+    fn judge(
+        &self,
+        service: &str,
+        outcome: AttemptOutcome,
+        fold: Option<FoldEvents>,
+    ) -> ControlFlow<Result<Value, ProviderError>, (String, Option<Duration>)> {
+        ControlFlow::Continue(match outcome {
+            Err(e) if e == DEADLINE => {
+                let why = format!("{service}: {DEADLINE}");
+                return ControlFlow::Break(Err(ProviderError::Unavailable(why)));
+            }
+            Err(e) => (format!("{service}: {e}"), None),
+            Ok((status, wait, Ok(text)))
+                if (200..300).contains(&status)
+                    && let Some(fold) = fold
+                    && looks_like_events(&text) =>
+            {
+                match fold(&text) {
+                    Ok(answer) => return ControlFlow::Break(Ok(answer)),
+                    Err(f) if !f.retryable => {
+                        let why = format!("{service}: {}", f.message);
+                        return ControlFlow::Break(Err(ProviderError::Fatal(self.scrub(&why))));
+                    }
+                    Err(f) => (format!("{service}: {}", f.message), wait),
+                }
+            }
+            Ok((status, wait, Ok(text))) if (200..300).contains(&status) => {
+                return self.read_json(service, &text, wait);
+            }
+            Ok((status, wait, Ok(text))) => {
+                let why = format!("{service}: HTTP {status}{}", api_message(&text));
+                if !retryable(status) || final_error(&text) {
+                    return ControlFlow::Break(Err(ProviderError::Fatal(self.scrub(&why))));
+                }
+                (why, wait)
+            }
+            Ok((status, wait, Err(e))) => (
+                format!("{service}: HTTP {status}, the answer was cut: {e}"),
+                wait,
+            ),
+        })
+    }
+
+    /// Reads a successful plain answer as JSON, as [`judge`](Self::judge) decides: the answer,
+    /// a final error, or an error in the body worth another attempt.
+    fn read_json(
+        &self,
+        service: &str,
+        text: &str,
+        wait: Option<Duration>,
+    ) -> ControlFlow<Result<Value, ProviderError>, (String, Option<Duration>)> {
+        let answer: Value = match serde_json::from_str(text) {
+            Ok(answer) => answer,
+            Err(e) => {
+                return ControlFlow::Break(Err(ProviderError::Fatal(self.scrub(&format!(
+                    "{service}: the answer is not JSON ({e}): {}",
+                    excerpt(text)
+                )))));
+            }
+        };
+        // Some routers answer HTTP 200 with `{"error": …}` instead of a completion.
+        match error_in_body(&answer) {
+            None => ControlFlow::Break(Ok(answer)),
+            Some((code, _)) if !code.is_some_and(retryable) => {
+                let why = format!("{service}: error{}", api_message(text));
+                ControlFlow::Break(Err(ProviderError::Fatal(self.scrub(&why))))
+            }
+            Some(_) => {
+                ControlFlow::Continue((format!("{service}: error{}", api_message(text)), wait))
+            }
+        }
+    }
+
+    /// The error after the last attempt; stops the run when the server asked to wait longer
+    /// than the run has left.
+    fn give_up(&self, why: &str, wait: Option<Duration>, attempt: u32) -> ProviderError {
+        let tries = attempt + 1;
+        let asked = match wait {
+            Some(w) if !self.fits(w) => format!(
+                "; the server asked to wait {} s, more than the run has left",
+                w.as_secs()
+            ),
+            _ => String::new(),
+        };
+        if let (false, Some(stop)) = (asked.is_empty(), &self.stop) {
+            stop.cancel(&self.scrub(&format!("{why}{asked}")));
+        }
+        ProviderError::Unavailable(self.scrub(&format!(
+            "{why} (after {tries} attempt{}{asked})",
+            if tries == 1 { "" } else { "s" }
+        )))
     }
 
     /// Whether waiting `wait` still ends before the run's time limit.
@@ -318,6 +346,28 @@ fn looks_like_events(text: &str) -> bool {
     let start = text.trim_start();
     start.starts_with("event:") || start.starts_with("data:") || start.starts_with(':')
 }
+
+/// The HTTP headers of a request, all marked sensitive (they carry the key).
+fn sensitive_headers(
+    service: &str,
+    headers: &[(&'static str, String)],
+) -> Result<HeaderMap, ProviderError> {
+    let mut header_map = HeaderMap::new();
+    for (name, value) in headers {
+        let mut v = HeaderValue::from_str(value).map_err(|_| {
+            ProviderError::Fatal(format!(
+                "{service}: the `{name}` header has characters HTTP does not allow (check the API key)"
+            ))
+        })?;
+        v.set_sensitive(true);
+        header_map.insert(HeaderName::from_static(name), v);
+    }
+    Ok(header_map)
+}
+
+/// One attempt's outcome: the status, the server's wait and the answer's text (or why it was
+/// cut); or why there is no answer.
+type AttemptOutcome = Result<(u16, Option<Duration>, Result<String, String>), String>;
 
 /// Said when the run's time limit ends a call.
 const DEADLINE: &str = "the run's time limit was reached during the model call";

@@ -5,6 +5,7 @@
 pub mod anthropic;
 pub mod http;
 pub mod openai;
+pub mod openai_common;
 pub mod registry;
 pub mod replay;
 pub mod responses;

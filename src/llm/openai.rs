@@ -5,9 +5,10 @@
 use serde_json::{Value, json};
 
 use super::http::Transport;
+use super::openai_common::{arguments_text, arguments_value, tool_output, usage};
 use super::registry::{Api, Registry, ThinkingStyle};
 use super::thinking::Effort;
-use super::types::{Content, Request, Response, Speaker, Stop, ToolCall, Usage};
+use super::types::{Content, Request, Response, Speaker, Stop, ToolCall};
 use super::{BoxFuture, Provider, ProviderError};
 use crate::secrets::Secret;
 
@@ -313,47 +314,6 @@ pub fn request_body(request: &Request, model: &str) -> Value {
     body
 }
 
-/// Tool arguments travel as a JSON-encoded string.
-/// Usage from the `[input, cached input, output]` token counts at these pointers: OpenAI counts
-/// cached tokens inside the input, qa-loop apart (they are billed at the cache-read price).
-pub(crate) fn usage(answer: &Value, [input, cached, output]: [&str; 3]) -> Usage {
-    let count = |p: &str| answer.pointer(p).and_then(Value::as_u64).unwrap_or(0);
-    let prompt = count(input);
-    let cached = count(cached).min(prompt);
-    Usage {
-        input_tokens: prompt - cached,
-        output_tokens: count(output),
-        cache_read_tokens: cached,
-        cache_write_tokens: 0,
-    }
-}
-
-/// A tool result as the model reads it (errors marked: these APIs have no error flag).
-pub(crate) fn tool_output(content: &str, is_error: bool) -> String {
-    if is_error {
-        format!("ERROR: {content}")
-    } else {
-        content.to_string()
-    }
-}
-
-/// A call's arguments from their JSON text. Arguments that are not JSON reach the tool layer as
-/// a string, which reports it to the model like any bad argument.
-pub(crate) fn arguments_value(raw: String) -> Value {
-    if raw.trim().is_empty() {
-        json!({})
-    } else {
-        serde_json::from_str(&raw).unwrap_or(Value::String(raw))
-    }
-}
-
-pub(crate) fn arguments_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 /// Reads a Chat Completions answer. Errors name the field.
 pub fn parse_response(answer: &Value, model: &str) -> Result<Response, ProviderError> {
     let bad = |what: &str| ProviderError::Fatal(format!("OpenAI: unexpected answer: {what}"));
@@ -548,7 +508,7 @@ mod tests {
     }
 
     use super::*;
-    use crate::llm::types::{AgentRole, Message, ToolSpec};
+    use crate::llm::types::{AgentRole, Message, ToolSpec, Usage};
 
     #[test]
     fn the_request_follows_chat_completions_with_tool_calls_and_tool_messages() {

@@ -80,7 +80,7 @@ impl ReplayProvider {
     }
 
     pub fn load(path: &Path) -> Result<Self, InputError> {
-        let text = crate::config::load::read_text(path)?;
+        let text = crate::nofollow::read_text(path)?;
         Self::parse(path, &text)
     }
 
@@ -103,95 +103,119 @@ impl ReplayProvider {
                 request.role.as_str()
             )));
         }
-        if !call.expect_tool_results.is_empty() {
-            // The results of the last turn: the request's final message.
-            let results: Vec<&str> = request
-                .messages
-                .last()
-                .into_iter()
-                .flat_map(|m| &m.content)
-                .filter_map(|c| match c {
-                    super::types::Content::ToolResult { content, .. } => Some(content.as_str()),
-                    _ => None,
-                })
-                .collect();
-            for want in &call.expect_tool_results {
-                if !results.iter().any(|r| r.contains(want.as_str())) {
-                    return Err(ProviderError::Fatal(format!(
-                        "replay session call {}: no tool result contains `{want}`; the results were:\n{}",
-                        index + 1,
-                        crate::text::clip(&results.join("\n---\n"), 2000)
-                    )));
-                }
-            }
-        }
-        if !call.expect_in_request.is_empty() || !call.expect_not_in_request.is_empty() {
-            let text: String = request
-                .messages
-                .iter()
-                .flat_map(|m| &m.content)
-                .filter_map(|c| match c {
-                    super::types::Content::Text(t) => Some(t.as_str()),
-                    super::types::Content::ToolResult { content, .. } => Some(content.as_str()),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("\n");
-            for want in &call.expect_in_request {
-                if !text.contains(want.as_str()) {
-                    return Err(ProviderError::Fatal(format!(
-                        "replay session call {}: the request does not contain `{want}`",
-                        index + 1
-                    )));
-                }
-            }
-            for unwanted in &call.expect_not_in_request {
-                if text.contains(unwanted.as_str()) {
-                    return Err(ProviderError::Fatal(format!(
-                        "replay session call {}: the request contains `{unwanted}`",
-                        index + 1
-                    )));
-                }
-            }
-        }
-        if let Some(want) = call.expect_images {
-            let got = request
-                .messages
-                .last()
-                .into_iter()
-                .flat_map(|m| &m.content)
-                .filter(|c| matches!(c, super::types::Content::Image { .. }))
-                .count();
-            if got != want {
-                return Err(ProviderError::Fatal(format!(
-                    "replay session call {}: the message carries {got} image(s), the session expects {want}",
-                    index + 1
-                )));
-            }
-        }
+        call.check_tool_results(index + 1, request)?;
+        call.check_request_text(index + 1, request)?;
+        call.check_images(index + 1, request)?;
         *next += 1;
         Ok(Response {
             // Replayed answers are free: no model, no price.
             model: String::new(),
             text: call.text.clone(),
             tool_calls: call.tool_calls.clone(),
-            usage: match (call.usage, self.usage) {
-                (Some(u), _) => u,
-                (None, SessionUsage::Recorded) => Usage::default(),
-                (None, SessionUsage::Estimated) => Usage {
-                    input_tokens: crate::agents::context::estimate(request),
-                    output_tokens: (call.text.len()
-                        + call
-                            .tool_calls
-                            .iter()
-                            .map(|t| t.name.len() + t.arguments.to_string().len())
-                            .sum::<usize>()) as u64
-                        / 4,
-                    ..Usage::default()
-                },
-            },
+            usage: call.usage(self.usage, request),
             ..Response::default()
         })
+    }
+}
+
+impl Call {
+    /// Checks the request's last message holds a tool result containing each expected text.
+    fn check_tool_results(&self, number: usize, request: &Request) -> Result<(), ProviderError> {
+        if self.expect_tool_results.is_empty() {
+            return Ok(());
+        }
+        // The results of the last turn: the request's final message.
+        let results: Vec<&str> = request
+            .messages
+            .last()
+            .into_iter()
+            .flat_map(|m| &m.content)
+            .filter_map(|c| match c {
+                super::types::Content::ToolResult { content, .. } => Some(content.as_str()),
+                _ => None,
+            })
+            .collect();
+        for want in &self.expect_tool_results {
+            if !results.iter().any(|r| r.contains(want.as_str())) {
+                return Err(ProviderError::Fatal(format!(
+                    "replay session call {number}: no tool result contains `{want}`; the results were:\n{}",
+                    crate::text::clip(&results.join("\n---\n"), 2000)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the request's texts hold every expected text and none of the unwanted ones.
+    fn check_request_text(&self, number: usize, request: &Request) -> Result<(), ProviderError> {
+        if self.expect_in_request.is_empty() && self.expect_not_in_request.is_empty() {
+            return Ok(());
+        }
+        let text: String = request
+            .messages
+            .iter()
+            .flat_map(|m| &m.content)
+            .filter_map(|c| match c {
+                super::types::Content::Text(t) => Some(t.as_str()),
+                super::types::Content::ToolResult { content, .. } => Some(content.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        for want in &self.expect_in_request {
+            if !text.contains(want.as_str()) {
+                return Err(ProviderError::Fatal(format!(
+                    "replay session call {number}: the request does not contain `{want}`"
+                )));
+            }
+        }
+        for unwanted in &self.expect_not_in_request {
+            if text.contains(unwanted.as_str()) {
+                return Err(ProviderError::Fatal(format!(
+                    "replay session call {number}: the request contains `{unwanted}`"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the request's last message carries the expected number of images.
+    fn check_images(&self, number: usize, request: &Request) -> Result<(), ProviderError> {
+        let Some(want) = self.expect_images else {
+            return Ok(());
+        };
+        let got = request
+            .messages
+            .last()
+            .into_iter()
+            .flat_map(|m| &m.content)
+            .filter(|c| matches!(c, super::types::Content::Image { .. }))
+            .count();
+        if got != want {
+            return Err(ProviderError::Fatal(format!(
+                "replay session call {number}: the message carries {got} image(s), the session expects {want}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The call's token counts: recorded, else nothing or the estimate, as the session says.
+    fn usage(&self, session: SessionUsage, request: &Request) -> Usage {
+        match (self.usage, session) {
+            (Some(u), _) => u,
+            (None, SessionUsage::Recorded) => Usage::default(),
+            (None, SessionUsage::Estimated) => Usage {
+                input_tokens: crate::llm::types::estimate(request),
+                output_tokens: (self.text.len()
+                    + self
+                        .tool_calls
+                        .iter()
+                        .map(|t| t.name.len() + t.arguments.to_string().len())
+                        .sum::<usize>()) as u64
+                    / 4,
+                ..Usage::default()
+            },
+        }
     }
 }
 

@@ -30,75 +30,12 @@ pub fn request_body(request: &Request, model: &str, effort: Option<&str>) -> Val
         match m.speaker {
             Speaker::User => {
                 for c in &m.content {
-                    match c {
-                        Content::ToolResult {
-                            call_id,
-                            content,
-                            is_error,
-                        } => input.push(json!({
-                            "type": "function_call_output",
-                            "call_id": call_id,
-                            "output": super::openai::tool_output(content, *is_error),
-                        })),
-                        Content::Text(t) if !t.trim().is_empty() => {
-                            input.push(json!({"role": "user", "content": t}));
-                        }
-                        Content::Image {
-                            media_type,
-                            data,
-                            call_id,
-                            ..
-                        } => {
-                            let image = json!({"type": "input_image", "detail": "auto",
-                                "image_url": format!("data:{media_type};base64,{data}")});
-                            // A tool's image goes with its result (`output` as a list).
-                            let result = call_id.as_ref().and_then(|id| {
-                                input.iter_mut().rev().find(|i| {
-                                    i["type"] == "function_call_output" && i["call_id"] == json!(id)
-                                })
-                            });
-                            match result {
-                                Some(out) => {
-                                    if let Some(text) = out["output"].as_str().map(str::to_string) {
-                                        out["output"] =
-                                            json!([{"type": "input_text", "text": text}]);
-                                    }
-                                    if let Some(parts) = out["output"].as_array_mut() {
-                                        parts.push(image);
-                                    }
-                                }
-                                // A task's screenshots: a user message of images.
-                                None => match input.last_mut() {
-                                    Some(last)
-                                        if last["role"] == "user" && last["content"].is_array() =>
-                                    {
-                                        if let Some(parts) = last["content"].as_array_mut() {
-                                            parts.push(image);
-                                        }
-                                    }
-                                    _ => input.push(json!({"role": "user", "content": [image]})),
-                                },
-                            }
-                        }
-                        _ => {}
-                    }
+                    push_user_content(&mut input, c);
                 }
             }
             Speaker::Assistant => {
                 for c in &m.content {
-                    match c {
-                        Content::Reasoning(item) => input.push(item.clone()),
-                        Content::Text(t) if !t.trim().is_empty() => {
-                            input.push(json!({"role": "assistant", "content": t}));
-                        }
-                        Content::ToolCall(call) => input.push(json!({
-                            "type": "function_call",
-                            "call_id": call.id,
-                            "name": call.name,
-                            "arguments": super::openai::arguments_text(&call.arguments),
-                        })),
-                        _ => {}
-                    }
+                    push_assistant_content(&mut input, c);
                 }
             }
         }
@@ -126,6 +63,82 @@ pub fn request_body(request: &Request, model: &str, effort: Option<&str>) -> Val
         body["reasoning"] = json!({"effort": effort});
     }
     body
+}
+
+/// Appends the input items of one piece of a user turn (tool results, text, images).
+fn push_user_content(input: &mut Vec<Value>, c: &Content) {
+    match c {
+        Content::ToolResult {
+            call_id,
+            content,
+            is_error,
+        } => input.push(json!({
+            "type": "function_call_output",
+            "call_id": call_id,
+            "output": super::openai_common::tool_output(content, *is_error),
+        })),
+        Content::Text(t) if !t.trim().is_empty() => {
+            input.push(json!({"role": "user", "content": t}));
+        }
+        Content::Image {
+            media_type,
+            data,
+            call_id,
+            ..
+        } => {
+            let image = json!({"type": "input_image", "detail": "auto",
+                "image_url": format!("data:{media_type};base64,{data}")});
+            push_image(input, image, call_id.as_ref());
+        }
+        _ => {}
+    }
+}
+
+/// Places an image: with its tool call's result, else in a user message of images.
+fn push_image(input: &mut Vec<Value>, image: Value, call_id: Option<&String>) {
+    // A tool's image goes with its result (`output` as a list).
+    let result = call_id.and_then(|id| {
+        input
+            .iter_mut()
+            .rev()
+            .find(|i| i["type"] == "function_call_output" && i["call_id"] == json!(id))
+    });
+    match result {
+        Some(out) => {
+            if let Some(text) = out["output"].as_str().map(str::to_string) {
+                out["output"] = json!([{"type": "input_text", "text": text}]);
+            }
+            if let Some(parts) = out["output"].as_array_mut() {
+                parts.push(image);
+            }
+        }
+        // A task's screenshots: a user message of images.
+        None => match input.last_mut() {
+            Some(last) if last["role"] == "user" && last["content"].is_array() => {
+                if let Some(parts) = last["content"].as_array_mut() {
+                    parts.push(image);
+                }
+            }
+            _ => input.push(json!({"role": "user", "content": [image]})),
+        },
+    }
+}
+
+/// Appends the input item of one piece of an assistant turn (reasoning, text, tool calls).
+fn push_assistant_content(input: &mut Vec<Value>, c: &Content) {
+    match c {
+        Content::Reasoning(item) => input.push(item.clone()),
+        Content::Text(t) if !t.trim().is_empty() => {
+            input.push(json!({"role": "assistant", "content": t}));
+        }
+        Content::ToolCall(call) => input.push(json!({
+            "type": "function_call",
+            "call_id": call.id,
+            "name": call.name,
+            "arguments": super::openai_common::arguments_text(&call.arguments),
+        })),
+        _ => {}
+    }
 }
 
 /// Reads a Responses API answer. Errors name the field.
@@ -170,7 +183,7 @@ pub fn parse_response(answer: &Value, model: &str) -> Result<Response, ProviderE
                         .map(str::to_string)
                         .ok_or_else(|| bad(&format!("`output[{i}].{f}` missing")))
                 };
-                let arguments = super::openai::arguments_value(field("arguments")?);
+                let arguments = super::openai_common::arguments_value(field("arguments")?);
                 response.tool_calls.push(ToolCall {
                     id: field("call_id")?,
                     name: field("name")?,
@@ -180,7 +193,7 @@ pub fn parse_response(answer: &Value, model: &str) -> Result<Response, ProviderE
             _ => {}
         }
     }
-    response.usage = super::openai::usage(
+    response.usage = super::openai_common::usage(
         answer,
         [
             "/usage/input_tokens",

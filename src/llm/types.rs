@@ -1,4 +1,6 @@
 //! Provider-neutral conversation types. Each provider maps these to and from its wire format.
+//! A request's size is estimated here too, at 4 bytes a token (`estimate`, FACTS.md): context
+//! windows are fitted and replayed calls measured by it.
 
 use serde::{Deserialize, Serialize};
 
@@ -156,4 +158,32 @@ pub struct Response {
     pub stop: Stop,
     /// Thinking blocks, in order, to send back at the start of this assistant turn.
     pub thinking: Vec<Content>,
+}
+
+/// Estimated tokens of a request: system prompt, tool definitions and messages.
+pub fn estimate(request: &Request) -> u64 {
+    let tools: usize = request
+        .tools
+        .iter()
+        .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len())
+        .sum();
+    (request.system.len() + tools + messages_bytes(&request.messages)) as u64 / 4
+}
+
+fn messages_bytes(messages: &[Message]) -> usize {
+    messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .map(|c| match c {
+            Content::Text(t) => t.len(),
+            Content::ToolCall(call) => call.name.len() + call.arguments.to_string().len(),
+            Content::ToolResult { content, .. } => content.len(),
+            Content::Thinking {
+                thinking, redacted, ..
+            } => thinking.len() + redacted.as_ref().map_or(0, String::len),
+            Content::Reasoning(item) => item.to_string().len(),
+            // An image costs its tokens (about four bytes of text each), not its bytes.
+            Content::Image { tokens, .. } => *tokens as usize * 4,
+        })
+        .sum()
 }

@@ -284,36 +284,13 @@ impl Hub {
     }
 
     async fn call_on(&self, server: &Server, tool: &str, arguments: &Value) -> CallResult {
-        let client = match &server.state {
-            State::Running(c) if !c.is_closed() && !server.exited.load(Ordering::Relaxed) => c,
-            State::Running(_) => {
-                let tail = stderr_tail(&server.stderr);
-                return failure(format!(
-                    "the MCP server `{}` has exited{}",
-                    server.name,
-                    if tail.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; its last output:\n{tail}")
-                    }
-                ));
-            }
-            State::Failed(why) => {
-                return failure(format!(
-                    "the MCP server `{}` is not running: {why}",
-                    server.name
-                ));
-            }
+        let client = match live_client(server) {
+            Ok(client) => client,
+            Err(why) => return why,
         };
-        let args: Option<Map<String, Value>> = match arguments {
-            Value::Object(m) => Some(m.clone()),
-            Value::Null => None,
-            // Some models send arguments as a JSON string.
-            Value::String(s) => match serde_json::from_str::<Value>(s) {
-                Ok(Value::Object(m)) => Some(m),
-                _ => return failure("the arguments must be a JSON object".into()),
-            },
-            _ => return failure("the arguments must be a JSON object".into()),
+        let args = match object_arguments(arguments) {
+            Ok(args) => args,
+            Err(why) => return why,
         };
         let mut params = rmcp::model::CallToolRequestParams::new(tool.to_string());
         if let Some(a) = args {
@@ -335,21 +312,22 @@ impl Hub {
                 ) {
                     server.exited.store(true, Ordering::Relaxed);
                 }
-                let tail = stderr_tail(&server.stderr);
                 return failure(format!(
                     "the MCP server `{}` failed: {e}{}",
                     server.name,
-                    if tail.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; its last output:\n{tail}")
-                    }
+                    last_output(server)
                 ));
             }
             Ok(Ok(r)) => r,
         };
         // Read as the wire format (content blocks), robust to the SDK's Rust types.
         let wire = serde_json::to_value(&result).unwrap_or(Value::Null);
+        self.read_result(&server.name, &wire)
+    }
+
+    /// Reads a tool's result (wire format): its texts, its images saved (and the first few
+    /// for the model), other content named as left out.
+    fn read_result(&self, server: &str, wire: &Value) -> CallResult {
         let mut text = String::new();
         let mut images = Vec::new();
         let mut model_images = Vec::new();
@@ -370,38 +348,7 @@ impl Hub {
                     text.push('\n');
                 }
                 Some("image") => {
-                    let data = block
-                        .get("data")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default();
-                    let mime = block
-                        .get("mimeType")
-                        .and_then(Value::as_str)
-                        .unwrap_or("image/png");
-                    use base64::Engine as _;
-                    let bytes = match base64::engine::general_purpose::STANDARD.decode(data.trim())
-                    {
-                        Ok(b) => b,
-                        Err(e) => {
-                            text.push_str(&format!(
-                                "[an image could not be read: not base64: {e}]\n"
-                            ));
-                            continue;
-                        }
-                    };
-                    match self.save_image(&server.name, &bytes, mime) {
-                        Ok(path) => {
-                            text.push_str(&format!("[image saved to {path}]\n"));
-                            images.push(path);
-                        }
-                        Err(e) => text.push_str(&format!("[an image could not be saved: {e}]\n")),
-                    }
-                    if model_images.len() < MODEL_IMAGES_PER_CALL {
-                        match for_model(&bytes) {
-                            Ok(m) => model_images.push(m),
-                            Err(e) => text.push_str(&format!("[the image is not shown: {e}]\n")),
-                        }
-                    }
+                    self.read_image(server, block, &mut text, &mut images, &mut model_images);
                 }
                 Some(other) => text.push_str(&format!("[{other} content left out]\n")),
                 None => {}
@@ -423,6 +370,47 @@ impl Hub {
         }
     }
 
+    /// Reads one image block: saves it, keeps it for the model while there is room, and notes
+    /// in `text` what happened.
+    fn read_image(
+        &self,
+        server: &str,
+        block: &Value,
+        text: &mut String,
+        images: &mut Vec<String>,
+        model_images: &mut Vec<ModelImage>,
+    ) {
+        let data = block
+            .get("data")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let mime = block
+            .get("mimeType")
+            .and_then(Value::as_str)
+            .unwrap_or("image/png");
+        use base64::Engine as _;
+        let bytes = match base64::engine::general_purpose::STANDARD.decode(data.trim()) {
+            Ok(b) => b,
+            Err(e) => {
+                text.push_str(&format!("[an image could not be read: not base64: {e}]\n"));
+                return;
+            }
+        };
+        match self.save_image(server, &bytes, mime) {
+            Ok(path) => {
+                text.push_str(&format!("[image saved to {path}]\n"));
+                images.push(path);
+            }
+            Err(e) => text.push_str(&format!("[an image could not be saved: {e}]\n")),
+        }
+        if model_images.len() < MODEL_IMAGES_PER_CALL {
+            match for_model(&bytes) {
+                Ok(m) => model_images.push(m),
+                Err(e) => text.push_str(&format!("[the image is not shown: {e}]\n")),
+            }
+        }
+    }
+
     fn save_image(&self, server: &str, bytes: &[u8], mime: &str) -> Result<String, String> {
         let ext = match mime {
             "image/jpeg" => "jpg",
@@ -433,7 +421,7 @@ impl Hub {
         std::fs::create_dir_all(&self.artifacts).map_err(|e| e.to_string())?;
         let n = self.images.fetch_add(1, Ordering::Relaxed) + 1;
         let path = self.artifacts.join(format!("{server}-{n}.{ext}"));
-        crate::tools::write_atomic(&path, bytes).map_err(|e| e.to_string())?;
+        crate::nofollow::write_atomic(&path, bytes).map_err(|e| e.to_string())?;
         Ok(path
             .strip_prefix(&self.root)
             .unwrap_or(&path)
@@ -481,6 +469,47 @@ fn failure(text: String) -> CallResult {
         is_error: true,
         images: Vec::new(),
         model_images: Vec::new(),
+    }
+}
+
+/// The server's live connection, or the tool error saying why there is none.
+fn live_client(server: &Server) -> Result<&RunningService<RoleClient, ()>, CallResult> {
+    match &server.state {
+        State::Running(c) if !c.is_closed() && !server.exited.load(Ordering::Relaxed) => Ok(c),
+        State::Running(_) => Err(failure(format!(
+            "the MCP server `{}` has exited{}",
+            server.name,
+            last_output(server)
+        ))),
+        State::Failed(why) => Err(failure(format!(
+            "the MCP server `{}` is not running: {why}",
+            server.name
+        ))),
+    }
+}
+
+/// A call's arguments as a JSON object (none for `null`; a JSON string is parsed), or the
+/// tool error.
+fn object_arguments(arguments: &Value) -> Result<Option<Map<String, Value>>, CallResult> {
+    match arguments {
+        Value::Object(m) => Ok(Some(m.clone())),
+        Value::Null => Ok(None),
+        // Some models send arguments as a JSON string.
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Object(m)) => Ok(Some(m)),
+            _ => Err(failure("the arguments must be a JSON object".into())),
+        },
+        _ => Err(failure("the arguments must be a JSON object".into())),
+    }
+}
+
+/// `; its last output:` and the server's stderr tail, or nothing when it wrote none.
+fn last_output(server: &Server) -> String {
+    let tail = stderr_tail(&server.stderr);
+    if tail.is_empty() {
+        String::new()
+    } else {
+        format!("; its last output:\n{tail}")
     }
 }
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::{Hints, Notice, deliver, text};
-use crate::config::file::{LinearNotify, NotifyEvent};
+use crate::config::file::{LinearNotify, NotifyEvent, is_linear_identifier as is_identifier};
 
 /// The GraphQL documents qa-loop sends (one operation is chosen by name).
 pub const DOCUMENTS: &str = include_str!("linear.graphql");
@@ -17,22 +17,6 @@ pub const DEFAULT_URL: &str = "https://api.linear.app/graphql";
 const NOT_TEAMS: [&str; 12] = [
     "UTF", "SHA", "ISO", "RFC", "CVE", "CWE", "HTTP", "TLS", "X", "GPT", "PEP", "ES",
 ];
-
-/// Whether `s` is an identifier like `ENG-123`.
-pub fn is_identifier(s: &str) -> bool {
-    let Some((team, number)) = s.split_once('-') else {
-        return false;
-    };
-    !team.is_empty()
-        && team.len() <= 10
-        && team.starts_with(|c: char| c.is_ascii_uppercase())
-        && team
-            .chars()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
-        && !number.is_empty()
-        && number.len() <= 7
-        && number.chars().all(|c| c.is_ascii_digit())
-}
 
 /// The first identifier in `text`; `any_case` for branch names (`eng-123-login`).
 pub fn find_identifier(text: &str, any_case: bool) -> Option<String> {

@@ -8,7 +8,9 @@
 //! report and never changes the verdict or the exit code.
 //!
 //! - [`linear`], [`slack`], [`telegram`], [`webhook`]: the targets' wire formats;
-//! - [`text`]: the one headline and body every target starts from.
+//! - [`text`]: the one headline and body every target starts from;
+//! - `notice`: the [`Notice`] itself, its [`Links`] and the [`Hints`] that find a Linear issue;
+//! - `delivery`: one request sent, retried only when it surely did not land ([`deliver`]).
 
 pub mod linear;
 pub mod slack;
@@ -16,73 +18,13 @@ pub mod telegram;
 pub mod text;
 pub mod webhook;
 
-use std::time::Duration;
+mod delivery;
+mod notice;
 
-use serde::Serialize;
+pub use delivery::{REQUEST_TIMEOUT, deliver};
+pub use notice::{Hints, LISTED_ISSUES, Links, Notice};
 
 use crate::config::file::{NotifyConfig, NotifyEvent};
-
-/// One request's time limit.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-/// Attempts of a request that did not land.
-const ATTEMPTS: u32 = 3;
-/// The longest `Retry-After` honoured.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
-/// Issue titles listed in a notice.
-pub const LISTED_ISSUES: usize = 5;
-
-/// What every notification says.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
-pub struct Notice {
-    pub event: Option<NotifyEvent>,
-    /// `owner/name` on GitHub.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub repository: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pull_request: Option<u64>,
-    /// The PR's title, or the branch of a local run.
-    pub title: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub iteration: Option<u32>,
-    /// Open issues of the iteration.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub issues: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub score: Option<u8>,
-    pub duration_seconds: u64,
-    /// The reviewer's summary or why the run stopped (redacted, one paragraph).
-    pub summary: String,
-    /// The first issues' titles.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub top_issues: Vec<String>,
-    pub links: Links,
-}
-
-/// Where to read more.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
-pub struct Links {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pull_request: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub check_run: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub escalation_issue: Option<String>,
-    /// The Actions run (logs and the report artifact).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub run: Option<String>,
-}
-
-/// What finds the Linear issue of a change when the config does not name it.
-#[derive(Debug, Clone, Default)]
-pub struct Hints {
-    pub branch: Option<String>,
-    pub title: Option<String>,
-    pub body: Option<String>,
-    /// The plan's `linear_issue`.
-    pub plan_issue: Option<String>,
-}
 
 /// The configured targets, with their secrets read.
 pub struct Notifier {
@@ -197,70 +139,4 @@ impl Notifier {
             .map(|w| crate::secrets::redact(&w).into_owned())
             .collect()
     }
-}
-
-/// Whether a failed attempt may be repeated: only when the request surely did not land
-/// (`retry_5xx` for targets whose receivers drop repeats).
-enum Attempt {
-    Done(reqwest::Response),
-    Retry(Option<Duration>, String),
-    Fail(String),
-}
-
-/// Sends the request `build` makes, retrying what did not land; `Ok` is any answer < 400.
-pub async fn deliver(
-    build: impl Fn() -> reqwest::RequestBuilder,
-    retry_5xx: bool,
-) -> Result<reqwest::Response, String> {
-    let mut last = String::new();
-    for attempt in 1..=ATTEMPTS {
-        let outcome = match build().send().await {
-            Ok(r) if r.status().is_success() => Attempt::Done(r),
-            Ok(r) if r.status().as_u16() == 429 || (retry_5xx && r.status().is_server_error()) => {
-                let after = r
-                    .headers()
-                    .get(reqwest::header::RETRY_AFTER)
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.trim().parse::<u64>().ok())
-                    .map(Duration::from_secs);
-                let status = r.status().as_u16();
-                let body = r.text().await.unwrap_or_default();
-                Attempt::Retry(
-                    after,
-                    format!("HTTP {status} {}", crate::text::clip(body.trim(), 200)),
-                )
-            }
-            Ok(r) => {
-                let status = r.status().as_u16();
-                let body = r.text().await.unwrap_or_default();
-                Attempt::Fail(format!(
-                    "HTTP {status} {}",
-                    crate::text::clip(body.trim(), 300)
-                ))
-            }
-            // Not connected: nothing was sent.
-            Err(e) if e.is_connect() => Attempt::Retry(
-                None,
-                crate::conversations::endpoint::error_chain(&e.without_url()),
-            ),
-            // A timeout or a broken answer: it may have landed, so it is not sent again.
-            Err(e) => Attempt::Fail(crate::conversations::endpoint::error_chain(
-                &e.without_url(),
-            )),
-        };
-        match outcome {
-            Attempt::Done(r) => return Ok(r),
-            Attempt::Fail(why) => return Err(why.trim_end().to_string()),
-            Attempt::Retry(after, why) => {
-                last = why;
-                if attempt < ATTEMPTS {
-                    let wait = after
-                        .unwrap_or(Duration::from_millis(500 * u64::from(attempt)))
-                        .min(MAX_RETRY_AFTER);
-                    tokio::time::sleep(wait).await;
-                }
-            }
-        }
-    }
-    Err(format!("{} (after {ATTEMPTS} attempts)", last.trim_end()))
 }

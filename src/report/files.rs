@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::{RunReport, junit, markdown, plan, result};
 use crate::engine::state::Outcome;
-use crate::tools::write_atomic;
+use crate::nofollow::write_atomic;
 
 pub const REPORT: &str = "qa_report.md";
 pub const JUNIT: &str = "qa-loop-junit.xml";
@@ -52,7 +52,7 @@ pub fn write_all(
         write(out_dir, MANUAL_TEST_PLAN, &markdown::manual_test_plan(r))?;
     }
     if let Some(p) = plan_path {
-        let text = crate::config::load::read_text(p).map_err(std::io::Error::other)?;
+        let text = crate::nofollow::read_text(p).map_err(std::io::Error::other)?;
         let updated = plan::update(&text, r, now).map_err(std::io::Error::other)?;
         write_atomic(p, crate::secrets::redact(&updated).as_bytes())?;
     }

@@ -3,7 +3,9 @@
 
 use super::RunReport;
 use crate::engine::state::{Escalation, Outcome};
-use crate::model::{GateStatus, Issue, ScenarioOutcome, ScenarioResult};
+use crate::model::{
+    CriterionResult, Gate, GateStatus, Issue, ScenarioOutcome, ScenarioResult, SuiteTests,
+};
 
 use super::untrusted::{block, code, line as cell};
 
@@ -131,6 +133,54 @@ fn conversations_section(out: &mut String, scenarios: &[ScenarioResult]) {
 
 /// The full report.
 pub fn report(r: &RunReport<'_>) -> String {
+    let mut out = header(r);
+    if let Some(d) = r.deciding() {
+        criteria_section(&mut out, r.strategy.criteria.is_empty(), &d.criteria);
+        if !d.summary.is_empty() {
+            out.push_str(&format!("**Reviewer:**\n\n{}\n", block(&d.summary)));
+        }
+        let latest = r.latest().unwrap_or(d);
+        if !latest.issues.is_empty() {
+            issues_section(&mut out, latest.iteration, &latest.issues);
+        }
+        gates_section(&mut out, &latest.verification.gates);
+        for t in &latest.verification.tests {
+            suite_tests(&mut out, t);
+        }
+        conversations_section(&mut out, &latest.verification.conversations);
+        browser_section(&mut out, &latest.verification.browser);
+        findings_section(&mut out, &latest.verification.gates);
+    }
+    recurring_section(&mut out, &r.recurring);
+    history_section(&mut out, r);
+    mcp_section(&mut out, r);
+    guidance_section(&mut out, r);
+    if !r.fixes.is_empty() {
+        out.push_str("## Fixes applied\n\n");
+        for (it, summary) in r.fixes {
+            out.push_str(&format!("- after iteration {it}: {}\n", cell(summary)));
+        }
+        out.push('\n');
+    }
+    if !r.omitted_files.is_empty() {
+        out.push_str(&format!(
+            "## Not shown to the reviewer\n\nThe diff was too large to show whole; these files were left out of the reviewer's context: {}\n\n",
+            r.omitted_files.iter().map(|f| code(f)).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if !r.errors.is_empty() {
+        out.push_str("## Errors\n\n");
+        for e in r.errors {
+            out.push_str(&format!("- {}\n", cell(e)));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The title with the verdict, the run's warnings, and the table of verdict, score, iterations,
+/// risk level, tokens and cost.
+fn header(r: &RunReport<'_>) -> String {
     let verdict = r.outcome.verdict();
     let icon = match r.outcome {
         Outcome::Approved { .. } => "✅",
@@ -170,139 +220,160 @@ pub fn report(r: &RunReport<'_>) -> String {
         r.model_calls,
         r.cost_usd
     ));
+    out
+}
 
-    if let Some(d) = r.deciding() {
-        out.push_str("## Acceptance criteria\n\n");
-        if r.strategy.criteria.is_empty() {
-            out.push_str("No acceptance criteria were given; the reviewer judged the change against the pull request's title and description (a local run: its commits) and its diff.\n\n");
-        }
-        if !d.criteria.is_empty() {
-            out.push_str("| criterion | met | evidence |\n|---|---|---|\n");
-            for c in &d.criteria {
-                out.push_str(&format!(
-                    "| {} | {} | {} |\n",
-                    cell(&c.criterion),
-                    if c.met { "✅" } else { "❌" },
-                    cell(&c.evidence)
-                ));
-            }
-            out.push('\n');
-        }
-        if !d.summary.is_empty() {
-            out.push_str(&format!("**Reviewer:**\n\n{}\n", block(&d.summary)));
-        }
-        let latest = r.latest().unwrap_or(d);
-        if !latest.issues.is_empty() {
-            out.push_str(&format!("## Issues (iteration {})\n\n", latest.iteration));
-            issues_table(&mut out, &latest.issues);
-            out.push('\n');
-            for i in latest.issues.iter().filter(|i| !i.fix.is_empty()) {
-                out.push_str(&format!("- **{}** fix: {}\n", cell(&i.id), cell(&i.fix)));
-            }
-            out.push('\n');
-        }
-        out.push_str(
-            "## Tests and gates\n\n| gate | required | result | details |\n|---|---|---|---|\n",
-        );
-        for g in &latest.verification.gates {
-            let status = match g.status {
-                GateStatus::Passed => "✅ passed",
-                GateStatus::Failed => "❌ failed",
-                GateStatus::Pending => "⏳ pending",
-                GateStatus::Skipped => "⏭ skipped",
-            };
-            out.push_str(&format!(
-                "| `{}` | {} | {status} | {} |\n",
-                g.name,
-                if g.required { "yes" } else { "no" },
-                cell(&g.summary)
-            ));
-        }
-        if latest.verification.gates.is_empty() {
-            out.push_str("| – | – | – | no automated gates |\n");
-        }
-        out.push('\n');
-        for t in &latest.verification.tests {
-            out.push_str(&format!(
-                "**{}** — {} (from {})\n\n",
-                code(&t.suite),
-                t.counts.describe(),
-                if t.reports.is_empty() {
-                    "no report".to_string()
-                } else {
-                    t.reports
-                        .iter()
-                        .map(|r| code(r))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                }
-            ));
-            for p in &t.problems {
-                out.push_str(&format!("- ⚠️ {}\n", cell(p)));
-            }
-            let failing: Vec<_> = t.cases.iter().filter(|c| c.is_failure()).collect();
-            for c in failing.iter().take(30) {
-                let at = c
-                    .location()
-                    .map(|l| format!(" — {}", code(&l)))
-                    .unwrap_or_default();
-                let msg = c.message.lines().next().unwrap_or_default();
-                out.push_str(&format!(
-                    "- ❌ {}{at}: {}\n",
-                    code(&c.full_name()),
-                    cell(msg)
-                ));
-            }
-            if failing.len() > 30 {
-                out.push_str(&format!("- … and {} more\n", failing.len() - 30));
-            }
-            if !t.problems.is_empty() || !failing.is_empty() {
-                out.push('\n');
-            }
-        }
-        conversations_section(&mut out, &latest.verification.conversations);
-        browser_section(&mut out, &latest.verification.browser);
-        let patterns: Vec<_> = latest
-            .verification
-            .gates
-            .iter()
-            .flat_map(|g| g.findings.iter().map(move |f| (g, f)))
-            .filter(|(g, _)| !g.name.ends_with("_tests") && !g.name.starts_with("conversation"))
-            .collect();
-        if !patterns.is_empty() {
-            out.push_str("**Findings on the added lines**\n\n");
-            for (g, f) in patterns {
-                // Only a full `file:line` is shown before the finding.
-                let at = f
-                    .line
-                    .and(f.location())
-                    .map(|l| format!("{} ", code(&l)))
-                    .unwrap_or_default();
-                out.push_str(&format!(
-                    "- {at}[{}{}] {}\n",
-                    f.kind,
-                    if g.required { ", blocking" } else { "" },
-                    cell(&f.title)
-                ));
-            }
-            out.push('\n');
-        }
+/// The deciding iteration's verdict on each acceptance criterion (or why there were none).
+fn criteria_section(out: &mut String, none_given: bool, criteria: &[CriterionResult]) {
+    out.push_str("## Acceptance criteria\n\n");
+    if none_given {
+        out.push_str("No acceptance criteria were given; the reviewer judged the change against the pull request's title and description (a local run: its commits) and its diff.\n\n");
     }
-
-    if !r.recurring.is_empty() {
-        out.push_str("## Recurring issues\n\n");
-        for ri in &r.recurring {
+    if !criteria.is_empty() {
+        out.push_str("| criterion | met | evidence |\n|---|---|---|\n");
+        for c in criteria {
             out.push_str(&format!(
-                "- {} — seen {} times (iterations {:?})\n",
-                cell(&ri.title),
-                ri.occurrences,
-                ri.iterations
+                "| {} | {} | {} |\n",
+                cell(&c.criterion),
+                if c.met { "✅" } else { "❌" },
+                cell(&c.evidence)
             ));
-            push_links(&mut out, ri);
         }
         out.push('\n');
     }
+}
 
+/// The latest iteration's issues: the table, then the fix asked for each.
+fn issues_section(out: &mut String, iteration: u32, issues: &[Issue]) {
+    out.push_str(&format!("## Issues (iteration {iteration})\n\n"));
+    issues_table(out, issues);
+    out.push('\n');
+    for i in issues.iter().filter(|i| !i.fix.is_empty()) {
+        out.push_str(&format!("- **{}** fix: {}\n", cell(&i.id), cell(&i.fix)));
+    }
+    out.push('\n');
+}
+
+/// The table of the latest verification's gates.
+fn gates_section(out: &mut String, gates: &[Gate]) {
+    out.push_str(
+        "## Tests and gates\n\n| gate | required | result | details |\n|---|---|---|---|\n",
+    );
+    for g in gates {
+        let status = match g.status {
+            GateStatus::Passed => "✅ passed",
+            GateStatus::Failed => "❌ failed",
+            GateStatus::Pending => "⏳ pending",
+            GateStatus::Skipped => "⏭ skipped",
+        };
+        out.push_str(&format!(
+            "| `{}` | {} | {status} | {} |\n",
+            g.name,
+            if g.required { "yes" } else { "no" },
+            cell(&g.summary)
+        ));
+    }
+    if gates.is_empty() {
+        out.push_str("| – | – | – | no automated gates |\n");
+    }
+    out.push('\n');
+}
+
+/// Failing test cases listed under one suite's results.
+const FAILURES_SHOWN: usize = 30;
+
+/// One suite's ingested test results: counts, reports, problems and the first failing cases.
+fn suite_tests(out: &mut String, t: &SuiteTests) {
+    out.push_str(&format!(
+        "**{}** — {} (from {})\n\n",
+        code(&t.suite),
+        t.counts.describe(),
+        if t.reports.is_empty() {
+            "no report".to_string()
+        } else {
+            t.reports
+                .iter()
+                .map(|r| code(r))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    ));
+    for p in &t.problems {
+        out.push_str(&format!("- ⚠️ {}\n", cell(p)));
+    }
+    let failing: Vec<_> = t.cases.iter().filter(|c| c.is_failure()).collect();
+    for c in failing.iter().take(FAILURES_SHOWN) {
+        let at = c
+            .location()
+            .map(|l| format!(" — {}", code(&l)))
+            .unwrap_or_default();
+        let msg = c.message.lines().next().unwrap_or_default();
+        out.push_str(&format!(
+            "- ❌ {}{at}: {}\n",
+            code(&c.full_name()),
+            cell(msg)
+        ));
+    }
+    if failing.len() > FAILURES_SHOWN {
+        out.push_str(&format!(
+            "- … and {} more\n",
+            failing.len() - FAILURES_SHOWN
+        ));
+    }
+    if !t.problems.is_empty() || !failing.is_empty() {
+        out.push('\n');
+    }
+}
+
+/// The pattern checks' findings on the added lines (gates other than test suites and
+/// conversations).
+fn findings_section(out: &mut String, gates: &[Gate]) {
+    let patterns: Vec<_> = gates
+        .iter()
+        .flat_map(|g| g.findings.iter().map(move |f| (g, f)))
+        .filter(|(g, _)| !g.name.ends_with("_tests") && !g.name.starts_with("conversation"))
+        .collect();
+    if patterns.is_empty() {
+        return;
+    }
+    out.push_str("**Findings on the added lines**\n\n");
+    for (g, f) in patterns {
+        // Only a full `file:line` is shown before the finding.
+        let at = f
+            .line
+            .and(f.location())
+            .map(|l| format!("{} ", code(&l)))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "- {at}[{}{}] {}\n",
+            f.kind,
+            if g.required { ", blocking" } else { "" },
+            cell(&f.title)
+        ));
+    }
+    out.push('\n');
+}
+
+/// The issues that came back after being fixed, with why their occurrences were linked.
+fn recurring_section(out: &mut String, recurring: &[crate::engine::recurring::RecurringIssue]) {
+    if recurring.is_empty() {
+        return;
+    }
+    out.push_str("## Recurring issues\n\n");
+    for ri in recurring {
+        out.push_str(&format!(
+            "- {} — seen {} times (iterations {:?})\n",
+            cell(&ri.title),
+            ri.occurrences,
+            ri.iterations
+        ));
+        push_links(out, ri);
+    }
+    out.push('\n');
+}
+
+/// One row per iteration: status, score, issue count and the reviewer's verdict.
+fn history_section(out: &mut String, r: &RunReport<'_>) {
     out.push_str("## Iteration history\n\n| iteration | status | score | issues | reviewer said |\n|---|---|---|---|---|\n");
     for h in r.history {
         out.push_str(&format!(
@@ -319,55 +390,44 @@ pub fn report(r: &RunReport<'_>) -> String {
         ));
     }
     out.push('\n');
-    if !r.mcp.is_empty() {
-        out.push_str("## MCP servers\n\n| server | state | tools | calls | failed calls |\n|---|---|---|---|---|\n");
-        for s in &r.mcp {
-            out.push_str(&format!(
-                "| {} | {} | {} | {} | {} |\n",
-                code(&s.name),
-                cell(&s.state),
-                s.tools.len(),
-                s.calls,
-                s.failed_calls
-            ));
-        }
-        out.push('\n');
+}
+
+/// The MCP servers the agents had: state, tools and calls.
+fn mcp_section(out: &mut String, r: &RunReport<'_>) {
+    if r.mcp.is_empty() {
+        return;
     }
+    out.push_str("## MCP servers\n\n| server | state | tools | calls | failed calls |\n|---|---|---|---|---|\n");
+    for s in &r.mcp {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} |\n",
+            code(&s.name),
+            cell(&s.state),
+            s.tools.len(),
+            s.calls,
+            s.failed_calls
+        ));
+    }
+    out.push('\n');
+}
+
+/// The guidance a human gave, before the iteration that received it.
+fn guidance_section(out: &mut String, r: &RunReport<'_>) {
     let guided: Vec<_> = r
         .history
         .iter()
         .filter_map(|h| h.guidance.as_deref().map(|g| (h.iteration, g)))
         .collect();
-    if !guided.is_empty() {
-        out.push_str("## Human guidance\n\n");
-        for (it, g) in guided {
-            out.push_str(&format!(
-                "Before iteration {it}:\n\n{}\n",
-                crate::report::untrusted::block(g)
-            ));
-        }
+    if guided.is_empty() {
+        return;
     }
-    if !r.fixes.is_empty() {
-        out.push_str("## Fixes applied\n\n");
-        for (it, summary) in r.fixes {
-            out.push_str(&format!("- after iteration {it}: {}\n", cell(summary)));
-        }
-        out.push('\n');
-    }
-    if !r.omitted_files.is_empty() {
+    out.push_str("## Human guidance\n\n");
+    for (it, g) in guided {
         out.push_str(&format!(
-            "## Not shown to the reviewer\n\nThe diff was too large to show whole; these files were left out of the reviewer's context: {}\n\n",
-            r.omitted_files.iter().map(|f| code(f)).collect::<Vec<_>>().join(", ")
+            "Before iteration {it}:\n\n{}\n",
+            crate::report::untrusted::block(g)
         ));
     }
-    if !r.errors.is_empty() {
-        out.push_str("## Errors\n\n");
-        for e in r.errors {
-            out.push_str(&format!("- {}\n", cell(e)));
-        }
-        out.push('\n');
-    }
-    out
 }
 
 /// `QA_HUMAN_ESCALATION.md`: why a human is needed, the failure analysis when one was written,

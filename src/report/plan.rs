@@ -16,7 +16,18 @@ pub fn update(text: &str, r: &RunReport<'_>, now: &str) -> Result<String, String
         .as_object_mut()
         .ok_or("the plan is not a JSON object")?;
 
-    let mut history: Vec<Value> = match obj.get("qa_iteration_history") {
+    let history = merged_history(obj.get("qa_iteration_history"), r);
+    let signoff = signoff(&history, r, now);
+    let stats = stats(&history);
+    obj.insert("qa_signoff".into(), signoff);
+    obj.insert("qa_iteration_history".into(), Value::Array(history));
+    obj.insert("qa_stats".into(), stats);
+    Ok(pretty(&plan, detect_indent(text)))
+}
+
+/// The plan's `qa_iteration_history` followed by the run's iterations it does not hold yet.
+fn merged_history(plan_history: Option<&Value>, r: &RunReport<'_>) -> Vec<Value> {
+    let mut history: Vec<Value> = match plan_history {
         Some(Value::Array(a)) => a.clone(),
         _ => Vec::new(),
     };
@@ -41,28 +52,12 @@ pub fn update(text: &str, r: &RunReport<'_>, now: &str) -> Result<String, String
         }
         history.push(entry);
     }
+    history
+}
+
+/// `qa_signoff`: the run's status, review session, test results and the latest issues.
+fn signoff(history: &[Value], r: &RunReport<'_>, now: &str) -> Value {
     let latest = r.latest();
-    // Auto-Claude writes "passed/total" per suite; with no test counts, whether the gate passed.
-    let tests_passed: Map<String, Value> =
-        [SuiteKind::Unit, SuiteKind::Integration, SuiteKind::E2e]
-            .into_iter()
-            .map(|k| {
-                let v = latest.map_or(Value::Null, |l| {
-                    let counts = l
-                        .verification
-                        .tests
-                        .iter()
-                        .find(|t| t.suite == k.key() && t.counts.tests > 0)
-                        .map(|t| t.counts);
-                    match (counts, l.verification.gate_passed(k.key())) {
-                        (Some(c), _) => Value::String(format!("{}/{}", c.passed, c.tests)),
-                        (None, Some(passed)) => Value::Bool(passed),
-                        (None, None) => Value::Null,
-                    }
-                });
-                (k.short().to_string(), v)
-            })
-            .collect();
     // The review iteration (Auto-Claude numbers QA sessions by review, across runs).
     let session = history
         .iter()
@@ -72,17 +67,46 @@ pub fn update(text: &str, r: &RunReport<'_>, now: &str) -> Result<String, String
     let issues_found: Vec<Value> = latest
         .map(|l| l.issues.iter().map(issue_value).collect())
         .unwrap_or_default();
-    let signoff = json!({
+    json!({
         "status": r.outcome.status().as_str(),
         "qa_session": session,
         "timestamp": now,
-        "tests_passed": tests_passed,
+        "tests_passed": tests_passed(r),
         "issues_found": issues_found,
         "report_file": "qa_report.md",
         "verified_by": "qa-loop",
-    });
+    })
+}
+
+/// `tests_passed` of the latest verification, per suite kind.
+fn tests_passed(r: &RunReport<'_>) -> Map<String, Value> {
+    let latest = r.latest();
+    // Auto-Claude writes "passed/total" per suite; with no test counts, whether the gate passed.
+    [SuiteKind::Unit, SuiteKind::Integration, SuiteKind::E2e]
+        .into_iter()
+        .map(|k| {
+            let v = latest.map_or(Value::Null, |l| {
+                let counts = l
+                    .verification
+                    .tests
+                    .iter()
+                    .find(|t| t.suite == k.key() && t.counts.tests > 0)
+                    .map(|t| t.counts);
+                match (counts, l.verification.gate_passed(k.key())) {
+                    (Some(c), _) => Value::String(format!("{}/{}", c.passed, c.tests)),
+                    (None, Some(passed)) => Value::Bool(passed),
+                    (None, None) => Value::Null,
+                }
+            });
+            (k.short().to_string(), v)
+        })
+        .collect()
+}
+
+/// `qa_stats`: the iteration total, the last iteration and status, and issues counted by type.
+fn stats(history: &[Value]) -> Value {
     let mut by_type: std::collections::BTreeMap<String, u64> = Default::default();
-    for entry in &history {
+    for entry in history {
         for issue in entry
             .get("issues")
             .and_then(Value::as_array)
@@ -99,17 +123,13 @@ pub fn update(text: &str, r: &RunReport<'_>, now: &str) -> Result<String, String
         }
     }
     let last = history.last();
-    let stats = json!({
+    json!({
         "total_iterations": history.len(),
         "last_iteration": last.and_then(|e| e.get("iteration")).cloned().unwrap_or(Value::Null),
         // The last iteration's status, as Auto-Claude's `record_iteration` sets it.
         "last_status": last.and_then(|e| e.get("status")).cloned().unwrap_or(Value::Null),
         "issues_by_type": by_type,
-    });
-    obj.insert("qa_signoff".into(), signoff);
-    obj.insert("qa_iteration_history".into(), Value::Array(history));
-    obj.insert("qa_stats".into(), stats);
-    Ok(pretty(&plan, detect_indent(text)))
+    })
 }
 
 /// An issue as qa-loop writes it plus Auto-Claude's keys (`location` "file:line",

@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::env_vars;
 use crate::config::file::SandboxMode;
 use crate::config::settings::Settings;
+use crate::env_vars;
 use crate::sandbox::{DAEMON_SOCKETS, Plan, Sandbox};
 
 use super::RunError;

@@ -8,10 +8,10 @@ use std::path::Path;
 use crate::cancel::Cancel;
 use crate::config::{self, FlagLayer, Inputs, Strategy};
 use crate::github::actions::ActionsEnv;
-use crate::github::origin::{Origin, Resolved};
 use crate::github::publish::Target;
 use crate::github::push::PushTarget;
 use crate::trust::Trust;
+use crate::trust::origin::{Origin, Resolved};
 
 use super::RunError;
 
@@ -70,7 +70,7 @@ pub async fn prepare(
     crate::vcs::program().map_err(RunError::Refused)?;
     crate::vcs::pin_origin(root).await;
     let origin = match actions {
-        Some(env) => match crate::github::origin::resolve(env, root, flags).await {
+        Some(env) => match crate::trust::origin::resolve(env, root, flags).await {
             Ok(Resolved::Run(o)) => Some(o),
             Ok(Resolved::Skip(why)) => return Ok(Prepared::Skip(why)),
             Ok(Resolved::NoEvent) => None,
@@ -162,7 +162,7 @@ async fn check_untrusted_config(
 /// Every secret known from here on is redacted wherever text leaves the process, and masked
 /// in the Actions log.
 fn register_secrets(inputs: &Inputs, origin: Option<&Origin>) {
-    let vars = config::env_vars::vars();
+    let vars = crate::env_vars::vars();
     crate::secrets::register(crate::secrets::of_env(
         vars.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         &inputs.settings.children.secret_env,
@@ -298,7 +298,7 @@ async fn signoff(
         crate::github::client::GitHub::new(&origin.env.api_url, token, settings.models.model_retry)
             .ok()?;
     let login = target.actor.clone();
-    if !crate::github::origin::can_write(&gh, &target.repo, &login).await {
+    if !crate::trust::origin::can_write(&gh, &target.repo, &login).await {
         tracing::warn!(
             login,
             "`/qa approve` ignored: the commenter has no write access"
@@ -307,7 +307,7 @@ async fn signoff(
     }
     let named = target.words.trim();
     let pushed_at = if named.is_empty() {
-        crate::github::origin::first_seen(&gh, &target.repo, &target.head_sha).await
+        crate::trust::origin::first_seen(&gh, &target.repo, &target.head_sha).await
     } else {
         None
     };

@@ -5,6 +5,7 @@
 pub mod base;
 mod confine;
 pub mod context;
+mod error;
 pub mod events;
 pub mod provider;
 pub mod sinks;
@@ -20,7 +21,6 @@ use crate::agents::roles::{AgentFixer, AgentReviewer, Shared};
 use crate::config::Settings;
 use crate::engine::driver::{self, Budget};
 use crate::engine::state::{Engine, Escalation, Outcome, Policy};
-use crate::error::InputError;
 use crate::github::comment::CrossRunState;
 use crate::report::files;
 use crate::tools::{Confinement, ToolBox};
@@ -28,22 +28,9 @@ use crate::verify::process::Launcher;
 
 pub use context::RunContext;
 use context::{PrRun, PushPlan};
+pub use error::RunError;
 use events::{RunEvent, Sinks};
 use verifier::RepoVerifier;
-
-/// Why a run could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error(transparent)]
-    Input(#[from] InputError),
-    #[error("{0}")]
-    Usage(String),
-    /// Refused before anything ran (an event or a checkout qa-loop must not run on).
-    #[error("{0}")]
-    Refused(String),
-    #[error("{0}")]
-    Io(String),
-}
 
 /// What a finished run leaves behind.
 #[derive(Debug)]
@@ -80,18 +67,7 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
     }
     let launcher =
         Launcher::new(&settings.env_policy(), ctx.cancel.clone()).with_sandbox(ctx.sandbox.clone());
-    let mcp = std::sync::Arc::new(if settings.children.mcp_servers.is_empty() {
-        crate::mcp::Hub::empty()
-    } else {
-        crate::mcp::Hub::start(
-            &settings.children.mcp_servers,
-            &settings.paths.root,
-            settings.paths.out_dir.join("mcp"),
-            launcher.env(),
-            crate::config::env_vars::var,
-        )
-        .await
-    });
+    let mcp = start_mcp(settings, &launcher).await;
     let shared = Shared {
         provider: provider.as_ref(),
         tools: toolbox(ctx, &launcher)?.with_mcp(mcp.clone()),
@@ -104,59 +80,9 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
     let mut reviewer = reviewer(ctx, &shared, &omitted);
     let mut fixer = fixer(ctx, &shared, &launcher);
     let mut verifier = verifier(ctx, provider.as_ref(), &meter, &launcher, &mcp);
-    let mut sinks = Sinks::default();
-    sinks.add(sinks::log::Log);
-    if settings.output.failure_analysis {
-        // Before the report files and the escalation issue, which carry its text.
-        sinks.add(sinks::analysis::Analysis {
-            analyst: crate::agents::analyst::Analyst {
-                provider: provider.as_ref(),
-                model: settings.models.reviewer_model.clone(),
-                system: prompt(ctx, Prompt::Analyst),
-                meter: &meter,
-            },
-            strategy: &ctx.inputs.strategy,
-            fixes: Vec::new(),
-        });
-    }
-    sinks.add(sinks::files::ReportFiles {
-        out_dir: settings.paths.out_dir.clone(),
-        plan: settings.paths.plan.clone(),
-        strategy: &ctx.inputs.strategy,
-        meter: &meter,
-        omitted: &omitted,
-        replayed: settings.models.provider == Some(crate::config::ProviderKind::Replay),
-        sandbox: ctx
-            .trust
-            .is_trusted()
-            .then(|| crate::report::SandboxNote::of(&ctx.sandbox)),
-        fixes: Vec::new(),
-        mcp: mcp.clone(),
-    });
-    let state = match &ctx.pr {
-        Some(pr) => pr_sinks(ctx, pr, &mut sinks).await,
-        // Locally the plan is the memory: its history continues the numbering, the
-        // recurrences and the iteration total.
-        None => CrossRunState {
-            history: settings
-                .paths
-                .plan
-                .as_ref()
-                .and_then(|p| std::fs::read_to_string(p).ok())
-                .map(|t| crate::report::plan::history_of(&t))
-                .unwrap_or_default(),
-            ..CrossRunState::default()
-        },
-    };
-    if let Some(path) = &settings.output.events_jsonl {
-        let jsonl = sinks::events_jsonl::EventsJsonl::create(path)
-            .map_err(|e| RunError::Io(format!("cannot write {}: {e}", path.display())))?;
-        sinks.add(jsonl);
-    }
-    if let Some(cfg) = &settings.children.notify {
-        // Heard last: the escalation issue it links to exists by then.
-        sinks.add(notify_sink(ctx, cfg, &sinks.products).await?);
-    }
+    let mut sinks = report_sinks(ctx, &meter, &omitted, &mcp);
+    let state = cross_run_state(ctx, &mut sinks).await;
+    add_output_sinks(ctx, &mut sinks).await?;
     let waiting = waiting_for_resume(ctx.pr.as_ref(), &state);
     let mut requests = human_fix_request(settings);
     requests.extend(comment_fix_request(ctx.pr.as_ref()));
@@ -182,6 +108,99 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
     };
     mcp.shutdown().await;
     result(settings, outcome, sinks.products)
+}
+
+/// Starts the configured MCP servers (an empty hub when there are none).
+async fn start_mcp(settings: &Settings, launcher: &Launcher) -> std::sync::Arc<crate::mcp::Hub> {
+    std::sync::Arc::new(if settings.children.mcp_servers.is_empty() {
+        crate::mcp::Hub::empty()
+    } else {
+        crate::mcp::Hub::start(
+            &settings.children.mcp_servers,
+            &settings.paths.root,
+            settings.paths.out_dir.join("mcp"),
+            launcher.env(),
+            crate::env_vars::var,
+        )
+        .await
+    })
+}
+
+/// The sinks every run has: the log, the failure analysis (when on) and the report files.
+fn report_sinks<'a>(
+    ctx: &'a RunContext,
+    meter: &'a RefCell<Meter>,
+    omitted: &'a RefCell<Vec<String>>,
+    mcp: &std::sync::Arc<crate::mcp::Hub>,
+) -> Sinks<'a> {
+    let settings = &ctx.inputs.settings;
+    let mut sinks = Sinks::default();
+    sinks.add(sinks::log::Log);
+    if settings.output.failure_analysis {
+        // Before the report files and the escalation issue, which carry its text.
+        sinks.add(sinks::analysis::Analysis {
+            analyst: crate::agents::analyst::Analyst {
+                provider: ctx.provider.as_ref(),
+                model: settings.models.reviewer_model.clone(),
+                system: prompt(ctx, Prompt::Analyst),
+                meter,
+            },
+            strategy: &ctx.inputs.strategy,
+            fixes: Vec::new(),
+        });
+    }
+    sinks.add(sinks::files::ReportFiles {
+        out_dir: settings.paths.out_dir.clone(),
+        plan: settings.paths.plan.clone(),
+        strategy: &ctx.inputs.strategy,
+        meter,
+        omitted,
+        replayed: settings.models.provider == Some(crate::config::ProviderKind::Replay),
+        sandbox: ctx
+            .trust
+            .is_trusted()
+            .then(|| crate::report::SandboxNote::of(&ctx.sandbox)),
+        fixes: Vec::new(),
+        mcp: mcp.clone(),
+    });
+    sinks
+}
+
+/// What earlier runs left: on a PR, its GitHub sinks' state (adding those sinks); locally, the
+/// plan's history.
+async fn cross_run_state<'a>(ctx: &'a RunContext, sinks: &mut Sinks<'a>) -> CrossRunState {
+    match &ctx.pr {
+        Some(pr) => pr_sinks(ctx, pr, sinks).await,
+        // Locally the plan is the memory: its history continues the numbering, the
+        // recurrences and the iteration total.
+        None => CrossRunState {
+            history: ctx
+                .inputs
+                .settings
+                .paths
+                .plan
+                .as_ref()
+                .and_then(|p| std::fs::read_to_string(p).ok())
+                .map(|t| crate::report::plan::history_of(&t))
+                .unwrap_or_default(),
+            ..CrossRunState::default()
+        },
+    }
+}
+
+/// Adds the sinks heard last: the events JSONL file and the notifications, when configured.
+async fn add_output_sinks(ctx: &RunContext, sinks: &mut Sinks<'_>) -> Result<(), RunError> {
+    let settings = &ctx.inputs.settings;
+    if let Some(path) = &settings.output.events_jsonl {
+        let jsonl = sinks::events_jsonl::EventsJsonl::create(path)
+            .map_err(|e| RunError::Io(format!("cannot write {}: {e}", path.display())))?;
+        sinks.add(jsonl);
+    }
+    if let Some(cfg) = &settings.children.notify {
+        // Heard last: the escalation issue it links to exists by then.
+        sinks.add(notify_sink(ctx, cfg, &sinks.products).await?);
+    }
+    Ok(())
 }
 
 /// The notification sink: the targets with their secrets, and what every notice carries.
@@ -260,8 +279,7 @@ async fn notify_sink(
         }
     };
     let (notifier, warnings) =
-        crate::notify::Notifier::new(cfg, crate::config::env_vars::var, hints)
-            .map_err(RunError::Io)?;
+        crate::notify::Notifier::new(cfg, crate::env_vars::var, hints).map_err(RunError::Io)?;
     for w in &warnings {
         tracing::warn!("{w}");
     }

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::llm::{ToolCall, ToolSpec};
+use crate::nofollow::write_atomic;
 use crate::verify::process;
 pub use paths::{Access, Confinement};
 
@@ -590,19 +591,6 @@ impl ToolBox {
             )),
         }
     }
-}
-
-/// Writes through a temporary file and a rename, so a crash never leaves half a file; keeps
-/// the file's permissions.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut tmp, bytes)?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
-    }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 /// Cuts a tool result to [`RESULT_BUDGET`] bytes, keeping head and tail.

@@ -2,87 +2,14 @@
 
 use std::path::Path;
 
-use tokio::process::Command;
-
+mod command;
 mod program;
 mod shadow;
+pub use command::git;
+pub(crate) use command::git_with;
+use command::{isolated, output, succeeded};
 pub use program::program;
 pub use shadow::pin_origin;
-
-/// Runs `git` in `root` and returns stdout, or the error text.
-pub async fn git(root: &Path, args: &[&str]) -> Result<String, String> {
-    git_with(root, args, &[]).await
-}
-
-/// `git` with further environment variables (e.g. `GIT_INDEX_FILE`).
-pub(crate) async fn git_with(
-    root: &Path,
-    args: &[&str],
-    env: &[(&str, &Path)],
-) -> Result<String, String> {
-    let mut cmd = isolated(root, &[]);
-    cmd.args(args).envs(env.iter().map(|(k, v)| (*k, *v)));
-    output(cmd, args).await
-}
-
-async fn output(mut cmd: Command, args: &[&str]) -> Result<String, String> {
-    let out = cmd
-        .output()
-        .await
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    succeeded(&out, args)?;
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// `Ok` when git exited 0, else the error naming the command and git's own words.
-fn succeeded(out: &std::process::Output, args: &[&str]) -> Result<(), String> {
-    if out.status.success() {
-        return Ok(());
-    }
-    Err(format!(
-        "git {} failed: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr).trim()
-    ))
-}
-
-/// A `git` command isolated from everything a test command (which runs as the same user) can
-/// change outside the repository: the environment without secrets, no global or system
-/// configuration (`~/.gitconfig` could add a `pushInsteadOf`, a proxy, `push.followTags`), no
-/// hooks, no fsmonitor, no terminal prompt; the checkout marked safe (the global
-/// `safe.directory` is not read). `config` adds entries, passed by environment, never argv.
-fn isolated(root: &Path, config: &[(&str, &str)]) -> Command {
-    // The checkout as given and as the file system resolves it (a symlinked workspace).
-    let safe = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
-    let real = std::fs::canonicalize(root).unwrap_or_else(|_| safe.clone());
-    let (safe, real) = (safe.display().to_string(), real.display().to_string());
-    let mut entries: Vec<(&str, &str)> = vec![
-        ("core.hooksPath", "/dev/null"),
-        ("core.fsmonitor", "false"),
-        ("safe.directory", &safe),
-        ("safe.directory", &real),
-    ];
-    entries.extend_from_slice(config);
-    // Not found: the command fails to start and the call reports it (prepare refuses first).
-    let mut cmd = Command::new(program::program().unwrap_or(Path::new("/nonexistent/git")));
-    cmd.current_dir(root)
-        .env_clear()
-        .envs(
-            crate::config::env_vars::scrubbed_env()
-                .into_iter()
-                .filter(|(k, _)| !k.starts_with("GIT_CONFIG")),
-        )
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_CONFIG_COUNT", entries.len().to_string());
-    for (i, (k, v)) in entries.iter().enumerate() {
-        cmd.env(format!("GIT_CONFIG_KEY_{i}"), k)
-            .env(format!("GIT_CONFIG_VALUE_{i}"), v);
-    }
-    cmd.stdin(std::process::Stdio::null());
-    cmd
-}
 
 /// Credentials for talking to a remote: a token, and the host whose persisted
 /// `http.<host>.extraheader` (left by `actions/checkout`) it replaces.

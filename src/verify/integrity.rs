@@ -18,7 +18,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{
-    CaseStatus, Finding, Gate, GateStatus, Issue, IssueType, Severity, VerificationReport,
+    CaseStatus, Finding, Gate, GateStatus, Issue, IssueType, Severity, SuiteTests, TestCase,
+    VerificationReport,
 };
 
 /// The gate's name.
@@ -244,17 +245,31 @@ pub fn check(
     fix_diff: &str,
     asked_by: &[Issue],
 ) -> Gate {
-    let asked = Asked { issues: asked_by };
-    let mut findings: Vec<Finding> = Vec::new();
-    let mut allowed: Vec<String> = Vec::new();
-    let mut push =
-        |f: Finding, path: &str, test: Option<&str>, allowed: &mut Vec<String>| match asked
-            .allows(path, test)
-        {
-            Some(issue) => allowed.push(format!("{} (as {} asked)", f.title, issue.id)),
-            None => findings.push(f),
+    let mut verdict = Verdict {
+        asked: Asked { issues: asked_by },
+        findings: Vec::new(),
+        allowed: Vec::new(),
+    };
+    // 1. Test cases and counts, per suite.
+    for b in &before.tests {
+        let Some(a) = after.tests.iter().find(|s| s.suite == b.suite) else {
+            continue;
         };
-    let finding = |title: String, file: Option<&str>, detail: String, fix: &str| Finding {
+        let gone = verdict.check_cases(b, a);
+        verdict.check_counts(b, a, gone);
+    }
+    // 2. The fixer's change to test files.
+    for f in parse_diff(fix_diff) {
+        if is_test_file(&f.path) {
+            verdict.check_file_change(&f);
+        }
+    }
+    verdict.into_gate()
+}
+
+/// A finding of the guard: a unit-test issue of high severity.
+fn finding(title: String, file: Option<&str>, detail: String, fix: &str) -> Finding {
+    Finding {
         kind: IssueType::UnitTest,
         severity: Severity::High,
         title,
@@ -262,23 +277,39 @@ pub fn check(
         line: None,
         detail,
         fix: fix.to_string(),
-    };
+    }
+}
 
-    // 1. Test cases and counts, per suite.
-    for b in &before.tests {
-        let Some(a) = after.tests.iter().find(|s| s.suite == b.suite) else {
-            continue;
-        };
-        let key = |c: &crate::model::TestCase| format!("{}::{}", c.classname, c.name);
-        let now: BTreeMap<String, &crate::model::TestCase> =
-            a.cases.iter().map(|c| (key(c), c)).collect();
+/// The guard's findings so far, and the changes to tests that an issue asked for.
+struct Verdict<'a> {
+    asked: Asked<'a>,
+    findings: Vec<Finding>,
+    allowed: Vec<String>,
+}
+
+impl Verdict<'_> {
+    /// Records `f` about `path` (or its test `test`): allowed if an issue asked for it, else kept.
+    fn push(&mut self, f: Finding, path: &str, test: Option<&str>) {
+        match self.asked.allows(path, test) {
+            Some(issue) => self
+                .allowed
+                .push(format!("{} (as {} asked)", f.title, issue.id)),
+            None => self.findings.push(f),
+        }
+    }
+
+    /// Flags each case of suite `b` that ran before the fix and is gone or skipped in `a`;
+    /// returns how many are gone.
+    fn check_cases(&mut self, b: &SuiteTests, a: &SuiteTests) -> usize {
+        let key = |c: &TestCase| format!("{}::{}", c.classname, c.name);
+        let now: BTreeMap<String, &TestCase> = a.cases.iter().map(|c| (key(c), c)).collect();
         let mut gone = 0usize;
         for c in b.cases.iter().filter(|c| c.status != CaseStatus::Skipped) {
             let file = c.file.as_deref().unwrap_or_default().to_string();
             match now.get(&key(c)) {
                 None => {
                     gone += 1;
-                    push(
+                    self.push(
                         finding(
                             format!("the fix removed the test `{}` from `{}`", c.name, b.suite),
                             c.file.as_deref(),
@@ -291,10 +322,9 @@ pub fn check(
                         ),
                         &file,
                         Some(&c.name),
-                        &mut allowed,
                     );
                 }
-                Some(n) if n.status == CaseStatus::Skipped => push(
+                Some(n) if n.status == CaseStatus::Skipped => self.push(
                     finding(
                         format!("the fix made the test `{}` skipped", c.name),
                         c.file.as_deref(),
@@ -307,12 +337,17 @@ pub fn check(
                     ),
                     &file,
                     Some(&c.name),
-                    &mut allowed,
                 ),
                 Some(_) => {}
             }
         }
-        let ran = |s: &crate::model::SuiteTests| s.counts.tests.saturating_sub(s.counts.skipped);
+        gone
+    }
+
+    /// Flags suite `a` executing fewer tests than `b` did, unless the `gone` cases explain it
+    /// (a suite that collects none is flagged regardless).
+    fn check_counts(&mut self, b: &SuiteTests, a: &SuiteTests, gone: usize) {
+        let ran = |s: &SuiteTests| s.counts.tests.saturating_sub(s.counts.skipped);
         let (was, is) = (ran(b), ran(a));
         if is < was && (gone == 0 || is == 0) {
             let title = if is == 0 {
@@ -323,7 +358,7 @@ pub fn check(
             } else {
                 format!("`{}` runs {is} tests after the fix, {was} before", b.suite)
             };
-            push(
+            self.push(
                 finding(
                     title,
                     None,
@@ -332,18 +367,15 @@ pub fn check(
                 ),
                 "",
                 None,
-                &mut allowed,
             );
         }
     }
 
-    // 2. The fixer's change to test files.
-    for f in parse_diff(fix_diff) {
-        if !is_test_file(&f.path) {
-            continue;
-        }
+    /// Flags the fixer's change to one test file: deleted, renamed away, skip markers added,
+    /// assertions removed or made vacuous.
+    fn check_file_change(&mut self, f: &FileChange) {
         if f.deleted {
-            push(
+            self.push(
                 finding(
                     format!("the fix deleted the test file `{}`", f.path),
                     Some(&f.path),
@@ -352,12 +384,11 @@ pub fn check(
                 ),
                 &f.path,
                 None,
-                &mut allowed,
             );
-            continue;
+            return;
         }
         if let Some(to) = f.renamed_to.as_deref().filter(|t| !is_test_file(t)) {
-            push(
+            self.push(
                 finding(
                     format!(
                         "the fix renamed the test file `{}` to `{to}`, which no test run collects",
@@ -369,14 +400,19 @@ pub fn check(
                 ),
                 &f.path,
                 None,
-                &mut allowed,
             );
         }
+        self.check_skip_markers(f);
+        self.check_assertions(f);
+    }
+
+    /// Flags each kind of skip marker the change adds to a test file (and did not remove).
+    fn check_skip_markers(&mut self, f: &FileChange) {
         let markers: BTreeSet<&str> = f.added.iter().filter_map(|l| skip_marker(l)).collect();
         let removed_markers: BTreeSet<&str> =
             f.removed.iter().filter_map(|l| skip_marker(l)).collect();
         for m in markers.difference(&removed_markers) {
-            push(
+            self.push(
                 finding(
                     format!("the fix added a {m} to `{}`", f.path),
                     Some(&f.path),
@@ -389,9 +425,13 @@ pub fn check(
                 ),
                 &f.path,
                 None,
-                &mut allowed,
             );
         }
+    }
+
+    /// Flags real assertions the change removes from a test file: replaced by vacuous ones,
+    /// or more removed than added.
+    fn check_assertions(&mut self, f: &FileChange) {
         let removed_asserts: Vec<&String> = f
             .removed
             .iter()
@@ -404,7 +444,7 @@ pub fn check(
             .count();
         let added_vacuous: Vec<&String> = f.added.iter().filter(|l| is_vacuous(l)).collect();
         if !added_vacuous.is_empty() && !removed_asserts.is_empty() {
-            push(
+            self.push(
                 finding(
                     format!(
                         "the fix replaced assertions in `{}` with ones that always hold",
@@ -420,10 +460,9 @@ pub fn check(
                 ),
                 &f.path,
                 None,
-                &mut allowed,
             );
         } else if removed_asserts.len() > added_real {
-            push(
+            self.push(
                 finding(
                     format!(
                         "the fix removed {} assertion(s) from `{}`",
@@ -441,48 +480,56 @@ pub fn check(
                 ),
                 &f.path,
                 None,
-                &mut allowed,
             );
         }
     }
 
-    let status = if findings.is_empty() {
-        GateStatus::Passed
-    } else {
-        GateStatus::Failed
-    };
-    let summary = match (findings.len(), allowed.len()) {
-        (0, 0) => "no test was removed, skipped or weakened by the fix".to_string(),
-        (0, n) => format!("{n} change(s) to tests, each asked for by an issue"),
-        (_, _) => format!(
-            "the fix weakened the tests: {}",
-            findings
-                .iter()
-                .take(3)
-                .map(|f| f.title.as_str())
-                .collect::<Vec<_>>()
-                .join("; ")
-        ),
-    };
-    let mut excerpt = String::new();
-    if findings.len() > LISTED {
-        excerpt.push_str(&format!(
-            "… and {} more findings\n",
-            findings.len() - LISTED
-        ));
-        findings.truncate(LISTED);
-    }
-    for a in &allowed {
-        excerpt.push_str(&format!("allowed: {a}\n"));
-    }
-    Gate {
-        name: GATE.into(),
-        issue_type: IssueType::UnitTest,
-        required: true,
-        status,
-        summary: crate::text::clip(&summary, 300),
-        excerpt,
-        findings,
+    /// The gate: failed if anything was found, with a summary, the allowed changes and the
+    /// first findings.
+    fn into_gate(self) -> Gate {
+        let Verdict {
+            mut findings,
+            allowed,
+            ..
+        } = self;
+        let status = if findings.is_empty() {
+            GateStatus::Passed
+        } else {
+            GateStatus::Failed
+        };
+        let summary = match (findings.len(), allowed.len()) {
+            (0, 0) => "no test was removed, skipped or weakened by the fix".to_string(),
+            (0, n) => format!("{n} change(s) to tests, each asked for by an issue"),
+            (_, _) => format!(
+                "the fix weakened the tests: {}",
+                findings
+                    .iter()
+                    .take(3)
+                    .map(|f| f.title.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        };
+        let mut excerpt = String::new();
+        if findings.len() > LISTED {
+            excerpt.push_str(&format!(
+                "… and {} more findings\n",
+                findings.len() - LISTED
+            ));
+            findings.truncate(LISTED);
+        }
+        for a in &allowed {
+            excerpt.push_str(&format!("allowed: {a}\n"));
+        }
+        Gate {
+            name: GATE.into(),
+            issue_type: IssueType::UnitTest,
+            required: true,
+            status,
+            summary: crate::text::clip(&summary, 300),
+            excerpt,
+            findings,
+        }
     }
 }
 

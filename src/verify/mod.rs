@@ -90,109 +90,34 @@ impl Verifier {
     /// Runs every suite and returns the gates: suites one after another, or all at once with
     /// `parallel: true` (commands within a suite always run in order).
     pub async fn verify(&mut self) -> VerificationReport {
-        if self.passes == 0
-            && let Some(dir) = &self.log_dir
-            && dir.exists()
-        {
-            // Logs of an earlier run would be mistaken for this one's.
-            if let Err(e) = std::fs::remove_dir_all(dir) {
-                tracing::warn!("cannot clear {}: {e}", dir.display());
-            }
-        }
+        self.clear_earlier_logs();
         self.passes += 1;
-        // The lines the change adds: for pattern checks and for the coverage of new code (the
-        // git calls are skipped when neither is wanted).
-        let wanted = self.strategy.pattern_checks.is_some()
-            || self.strategy.suites.iter().any(|s| !s.coverage.is_empty());
-        // Without them the checks on added lines fail (closed), naming why.
         // Pattern checks run on each added line as the diff is read (it is never held whole).
         let mut checker = self
             .strategy
             .pattern_checks
             .as_ref()
             .map(|cfg| patterns::Checker::new(cfg, &self.own_paths));
-        let added: Option<Result<AddedLines, String>> = match &self.diff_base {
-            Some(base) if wanted => Some(
-                crate::vcs::added_lines_visit(&self.root, base, |path, n, text| {
-                    if let Some(c) = &mut checker {
-                        c.line(path, n, text);
-                    }
-                })
-                .await,
-            ),
-            _ => None,
-        };
+        let added = self.added_lines(&mut checker).await;
         if let Some(Err(e)) = &added {
             tracing::warn!("the lines the change adds are unknown: {e}");
         }
+        // Without them the checks on added lines fail (closed), naming why.
         let unknown = match &added {
             Some(Err(e)) => Some(e.clone()),
             _ => None,
         };
         let added = added.as_ref().and_then(|a| a.as_ref().ok());
-        // The files the change touches, for suites chosen by path (unknown: they all run).
-        let changed: Option<Vec<String>> = match &self.diff_base {
-            Some(base) if self.strategy.suites.iter().any(Suite::by_path) => {
-                match crate::vcs::changed_files(&self.root, base).await {
-                    Ok(files) => Some(
-                        files
-                            .into_iter()
-                            .filter(|f| !self.own_paths.iter().any(|o| f.starts_with(o.as_str())))
-                            .collect(),
-                    ),
-                    Err(e) => {
-                        tracing::warn!(
-                            "the files the change touches are unknown, every suite runs: {e}"
-                        );
-                        None
-                    }
-                }
-            }
-            _ => None,
-        };
+        let changed = self.changed_files().await;
         let skipped: Vec<Option<String>> = self
             .strategy
             .suites
             .iter()
             .map(|s| s.skip_reason(changed.as_deref()))
             .collect();
-        let suites: Vec<&Suite> = self
-            .strategy
-            .suites
-            .iter()
-            .zip(&skipped)
-            .filter(|(_, why)| why.is_none())
-            .map(|(s, _)| s)
-            .collect();
-        let results: Vec<SuiteResult> = if self.strategy.parallel && suites.len() > 1 {
-            join_all(
-                suites
-                    .iter()
-                    .map(|s| Box::pin(self.run_suite(s, added, unknown.as_deref())) as _)
-                    .collect(),
-            )
-            .await
-        } else {
-            let mut out = Vec::new();
-            for suite in &suites {
-                out.push(self.run_suite(suite, added, unknown.as_deref()).await);
-            }
-            out
-        };
+        let results = self.run_suites(&skipped, added, unknown.as_deref()).await;
         let mut report = VerificationReport::default();
-        for (suite, why) in self.strategy.suites.iter().zip(&skipped) {
-            if let Some(why) = why {
-                tracing::info!(suite = suite.kind.key(), "{why}");
-                report.gates.push(Gate::new(
-                    suite.kind.key(),
-                    suite_issue_type(suite.kind),
-                    suite.required,
-                    GateStatus::Skipped,
-                    why.clone(),
-                    String::new(),
-                ));
-            }
-        }
+        report.gates.extend(self.skipped_gates(&skipped));
         for r in results {
             report.gates.extend(r.gates);
             report.commands.extend(r.runs);
@@ -220,28 +145,146 @@ impl Verifier {
             )),
             _ => {}
         }
-        if self.strategy.human_signoff_required {
-            let (status, summary) = match &self.signed_off_by {
-                Some(login) => (
-                    GateStatus::Passed,
-                    format!("critical risk: signed off by @{login} (`/qa approve`)"),
-                ),
-                None => (
-                    GateStatus::Pending,
-                    "critical risk: waiting for a `/qa approve` comment by a user with write access"
-                        .to_string(),
-                ),
-            };
-            report.gates.push(Gate::new(
-                "human_signoff",
-                IssueType::AcceptanceCriteria,
-                true,
-                status,
-                summary,
-                "",
-            ));
-        }
+        report.gates.extend(self.signoff_gate());
         report
+    }
+
+    /// Before the first pass, removes the logs of an earlier run from the log dir.
+    fn clear_earlier_logs(&self) {
+        if self.passes == 0
+            && let Some(dir) = &self.log_dir
+            && dir.exists()
+        {
+            // Logs of an earlier run would be mistaken for this one's.
+            if let Err(e) = std::fs::remove_dir_all(dir) {
+                tracing::warn!("cannot clear {}: {e}", dir.display());
+            }
+        }
+    }
+
+    /// The lines the change adds, each fed to `checker` as the diff is read; none without a
+    /// diff base or when neither pattern checks nor coverage want them.
+    async fn added_lines(
+        &self,
+        checker: &mut Option<patterns::Checker<'_>>,
+    ) -> Option<Result<AddedLines, String>> {
+        // The lines the change adds: for pattern checks and for the coverage of new code (the
+        // git calls are skipped when neither is wanted).
+        let wanted = self.strategy.pattern_checks.is_some()
+            || self.strategy.suites.iter().any(|s| !s.coverage.is_empty());
+        match &self.diff_base {
+            Some(base) if wanted => Some(
+                crate::vcs::added_lines_visit(&self.root, base, |path, n, text| {
+                    if let Some(c) = checker {
+                        c.line(path, n, text);
+                    }
+                })
+                .await,
+            ),
+            _ => None,
+        }
+    }
+
+    /// The files the change touches (outside qa-loop's own paths), for suites chosen by path;
+    /// none when no suite is, or when they are unknown (then every suite runs).
+    async fn changed_files(&self) -> Option<Vec<String>> {
+        match &self.diff_base {
+            Some(base) if self.strategy.suites.iter().any(Suite::by_path) => {
+                match crate::vcs::changed_files(&self.root, base).await {
+                    Ok(files) => Some(
+                        files
+                            .into_iter()
+                            .filter(|f| !self.own_paths.iter().any(|o| f.starts_with(o.as_str())))
+                            .collect(),
+                    ),
+                    Err(e) => {
+                        tracing::warn!(
+                            "the files the change touches are unknown, every suite runs: {e}"
+                        );
+                        None
+                    }
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Runs the suites not `skipped` (a reason per suite of the strategy), concurrently with
+    /// `parallel: true`; results in the strategy's order.
+    async fn run_suites(
+        &self,
+        skipped: &[Option<String>],
+        added: Option<&AddedLines>,
+        unknown: Option<&str>,
+    ) -> Vec<SuiteResult> {
+        let suites: Vec<&Suite> = self
+            .strategy
+            .suites
+            .iter()
+            .zip(skipped)
+            .filter(|(_, why)| why.is_none())
+            .map(|(s, _)| s)
+            .collect();
+        if self.strategy.parallel && suites.len() > 1 {
+            join_all(
+                suites
+                    .iter()
+                    .map(|s| Box::pin(self.run_suite(s, added, unknown)) as _)
+                    .collect(),
+            )
+            .await
+        } else {
+            let mut out = Vec::new();
+            for suite in &suites {
+                out.push(self.run_suite(suite, added, unknown).await);
+            }
+            out
+        }
+    }
+
+    /// A skipped gate, saying why, for each suite with a reason in `skipped`.
+    fn skipped_gates(&self, skipped: &[Option<String>]) -> Vec<Gate> {
+        let mut gates = Vec::new();
+        for (suite, why) in self.strategy.suites.iter().zip(skipped) {
+            if let Some(why) = why {
+                tracing::info!(suite = suite.kind.key(), "{why}");
+                gates.push(Gate::new(
+                    suite.kind.key(),
+                    suite_issue_type(suite.kind),
+                    suite.required,
+                    GateStatus::Skipped,
+                    why.clone(),
+                    String::new(),
+                ));
+            }
+        }
+        gates
+    }
+
+    /// The `human_signoff` gate when the strategy requires one: passed once someone signed off.
+    fn signoff_gate(&self) -> Option<Gate> {
+        if !self.strategy.human_signoff_required {
+            return None;
+        }
+        let (status, summary) = match &self.signed_off_by {
+            Some(login) => (
+                GateStatus::Passed,
+                format!("critical risk: signed off by @{login} (`/qa approve`)"),
+            ),
+            None => (
+                GateStatus::Pending,
+                "critical risk: waiting for a `/qa approve` comment by a user with write access"
+                    .to_string(),
+            ),
+        };
+        Some(Gate::new(
+            "human_signoff",
+            IssueType::AcceptanceCriteria,
+            true,
+            status,
+            summary,
+            "",
+        ))
     }
 
     fn log_path(&self, suite: SuiteKind, index: usize) -> Option<PathBuf> {
@@ -892,22 +935,105 @@ pub fn coverage_gate(
             excerpt,
         )
     };
-    if suite.coverage.is_empty() {
-        return Some(gate(
+    let MeasuredCoverage {
+        percent,
+        summary: measured,
+        excerpt,
+    } = match measure_coverage(root, suite, added, started) {
+        Ok(m) => m,
+        Err(why) => return Some(gate(GateStatus::Failed, why, String::new())),
+    };
+    Some(match suite.minimum_coverage {
+        Some(min) if percent + 1e-9 < min => gate(
             GateStatus::Failed,
-            format!(
-                "`{}.minimum_coverage` is set but no `coverage` reports are configured",
-                suite.kind.key()
-            ),
-            String::new(),
+            format!("{measured}, below the minimum {min}%"),
+            excerpt,
+        ),
+        Some(min) => gate(
+            GateStatus::Passed,
+            format!("{measured}, minimum {min}%"),
+            excerpt,
+        ),
+        None => gate(GateStatus::Passed, measured, excerpt),
+    })
+}
+
+/// A suite's coverage as its reports measure it.
+struct MeasuredCoverage {
+    /// The overall percentage the minimum applies to.
+    percent: f64,
+    /// What was measured, from which reports (and of the added lines).
+    summary: String,
+    /// The added lines never run, and the least covered files.
+    excerpt: String,
+}
+
+/// Reads and merges the suite's fresh coverage reports; why not, when none is configured,
+/// found or readable, or they measure no lines.
+fn measure_coverage(
+    root: &Path,
+    suite: &Suite,
+    added: Option<&AddedLines>,
+    started: Option<std::time::SystemTime>,
+) -> Result<MeasuredCoverage, String> {
+    if suite.coverage.is_empty() {
+        return Err(format!(
+            "`{}.minimum_coverage` is set but no `coverage` reports are configured",
+            suite.kind.key()
         ));
     }
     let (paths, problems) = expand_globs(root, &suite.coverage);
     if let Some(p) = problems.first() {
-        return Some(gate(GateStatus::Failed, p.clone(), String::new()));
+        return Err(p.clone());
     }
-    // Reports older than the suite's start were left by an earlier run (a collection error
-    // writes none): they are named and ignored.
+    let (paths, stale_note) = fresh_reports(root, paths, started);
+    if paths.is_empty() {
+        return Err(match &stale_note {
+            Some(note) => format!("no fresh coverage report: {note}"),
+            None => format!("no coverage report matched {}", suite.coverage.join(", ")),
+        });
+    }
+    let (reports, sources) = read_reports(root, &paths)?;
+    let merged_from = reports.len();
+    let merged = coverage::merge(reports, |f| {
+        let rel = Path::new(f)
+            .strip_prefix(root)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| f.to_string());
+        rel.trim_start_matches("./").to_string()
+    });
+    let Some(percent) = merged.overall.percent() else {
+        return Err(format!(
+            "coverage reports measure no lines: {}",
+            sources.join(", ")
+        ));
+    };
+    let mut excerpt = lowest_covered_files(&merged.files);
+    let mut summary = merged_summary(&merged, percent, &sources, merged_from);
+    if let Some(note) = &stale_note {
+        summary.push_str(&format!("; {note}"));
+    }
+    if let Some(added) = added {
+        let new = added_line_coverage(root, &merged.lines, added);
+        summary.push_str(&format!("; {}", new.describe()));
+        if !new.uncovered.is_empty() {
+            excerpt = format!("{}\n\n{excerpt}", new.uncovered_text());
+        }
+    }
+    Ok(MeasuredCoverage {
+        percent,
+        summary,
+        excerpt,
+    })
+}
+
+/// Keeps the reports written since the suite `started`; those older were left by an earlier
+/// run (a collection error writes none) and are named in the note, and ignored.
+fn fresh_reports(
+    root: &Path,
+    paths: Vec<PathBuf>,
+    started: Option<std::time::SystemTime>,
+) -> (Vec<PathBuf>, Option<String>) {
     let (paths, stale): (Vec<PathBuf>, Vec<PathBuf>) = match started {
         Some(started) => {
             let fresh_after = started.checked_sub(STALE_SLACK).unwrap_or(started);
@@ -931,16 +1057,18 @@ pub fn coverage_gate(
             names.join(", ")
         )
     });
-    if paths.is_empty() {
-        let summary = match &stale_note {
-            Some(note) => format!("no fresh coverage report: {note}"),
-            None => format!("no coverage report matched {}", suite.coverage.join(", ")),
-        };
-        return Some(gate(GateStatus::Failed, summary, String::new()));
-    }
+    (paths, stale_note)
+}
+
+/// Parses every coverage report, with each one's name and format; why not, at the first that
+/// cannot be read.
+fn read_reports(
+    root: &Path,
+    paths: &[PathBuf],
+) -> Result<(Vec<coverage::Coverage>, Vec<String>), String> {
     let mut reports = Vec::new();
     let mut sources = Vec::new();
-    for path in &paths {
+    for path in paths {
         let shown = display_path(root, path);
         let parsed = crate::nofollow::read_to_string(root, path)
             .map_err(|e| e.to_string())
@@ -950,47 +1078,40 @@ pub fn coverage_gate(
                 sources.push(format!("{shown} ({})", c.format.as_str()));
                 reports.push(c);
             }
-            Err(e) => {
-                return Some(gate(
-                    GateStatus::Failed,
-                    format!("cannot read coverage report {shown}: {e}"),
-                    String::new(),
-                ));
-            }
+            Err(e) => return Err(format!("cannot read coverage report {shown}: {e}")),
         }
     }
-    let merged_from = reports.len();
-    let merged = coverage::merge(reports, |f| {
-        let rel = Path::new(f)
-            .strip_prefix(root)
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| f.to_string());
-        rel.trim_start_matches("./").to_string()
-    });
-    let (overall, files, lines) = (merged.overall, merged.files, merged.lines);
-    let Some(percent) = overall.percent() else {
-        return Some(gate(
-            GateStatus::Failed,
-            format!("coverage reports measure no lines: {}", sources.join(", ")),
-            String::new(),
-        ));
-    };
+    Ok((reports, sources))
+}
+
+/// The ten least covered files, one `percent  file` line each.
+fn lowest_covered_files(files: &std::collections::BTreeMap<String, coverage::Counts>) -> String {
     let mut lowest: Vec<(&String, f64)> = files
         .iter()
         .filter_map(|(f, c)| c.percent().map(|p| (f, p)))
         .collect();
     lowest.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(b.0)));
-    let mut excerpt = lowest
+    lowest
         .iter()
         .take(10)
         .map(|(f, p)| format!("{p:6.1}%  {f}"))
         .collect::<Vec<_>>()
-        .join("\n");
-    let mut measured = format!(
+        .join("\n")
+}
+
+/// What the merged reports measure: the overall coverage, from which reports, and the branch
+/// coverage when they have it.
+fn merged_summary(
+    merged: &coverage::Merged,
+    percent: f64,
+    sources: &[String],
+    merged_from: usize,
+) -> String {
+    let mut summary = format!(
         "{} coverage {percent:.1}% ({}/{}) from {}{}",
         merged.measure.as_str(),
-        overall.covered,
-        overall.total,
+        merged.overall.covered,
+        merged.overall.total,
         sources.join(", "),
         if merged_from > 1 {
             " (merged: a line covered in any report counts once)"
@@ -999,34 +1120,12 @@ pub fn coverage_gate(
         }
     );
     if let Some(b) = merged.branches.and_then(|b| b.percent().map(|p| (p, b))) {
-        measured.push_str(&format!(
+        summary.push_str(&format!(
             "; branch coverage {:.1}% ({}/{}, not gated)",
             b.0, b.1.covered, b.1.total
         ));
     }
-    if let Some(note) = &stale_note {
-        measured.push_str(&format!("; {note}"));
-    }
-    if let Some(added) = added {
-        let new = added_line_coverage(root, &lines, added);
-        measured.push_str(&format!("; {}", new.describe()));
-        if !new.uncovered.is_empty() {
-            excerpt = format!("{}\n\n{excerpt}", new.uncovered_text());
-        }
-    }
-    Some(match suite.minimum_coverage {
-        Some(min) if percent + 1e-9 < min => gate(
-            GateStatus::Failed,
-            format!("{measured}, below the minimum {min}%"),
-            excerpt,
-        ),
-        Some(min) => gate(
-            GateStatus::Passed,
-            format!("{measured}, minimum {min}%"),
-            excerpt,
-        ),
-        None => gate(GateStatus::Passed, measured, excerpt),
-    })
+    summary
 }
 
 #[cfg(test)]

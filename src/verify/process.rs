@@ -13,7 +13,7 @@ use tokio::io::AsyncReadExt;
 
 use super::capture::Capture;
 use crate::cancel::Cancel;
-use crate::config::env_vars::EnvPolicy;
+use crate::env_vars::EnvPolicy;
 use crate::model::CommandOutcome;
 use crate::sandbox::Sandbox;
 
@@ -68,7 +68,7 @@ pub struct Finished {
 impl Launcher {
     /// A launcher giving children the job's environment filtered by `policy`.
     pub fn new(policy: &EnvPolicy, cancel: Cancel) -> Self {
-        Self::with_env(crate::config::env_vars::vars(), policy, cancel)
+        Self::with_env(crate::env_vars::vars(), policy, cancel)
     }
 
     /// A launcher giving children `vars` filtered by `policy`.

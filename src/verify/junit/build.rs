@@ -4,7 +4,8 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::super::xml::line_of;
-use super::{CaseStatus, TestCase, finish_case};
+use super::locate::finish_case;
+use super::{CaseStatus, TestCase};
 
 /// Longest failure text kept per test case.
 const DETAIL_MAX: usize = 4096;

@@ -7,6 +7,8 @@
 //! The second rule of this module: a verdict is only published for the commit that was tested
 //! ([`check_head`]).
 
+pub mod origin;
+
 use std::path::Path;
 
 use crate::github::event::{PullRequest, Trigger};

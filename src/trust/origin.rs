@@ -5,12 +5,12 @@
 
 use std::path::Path;
 
+use super::{self as trust, Trust};
 use crate::config::FlagLayer;
 use crate::github::actions::ActionsEnv;
 use crate::github::client::GitHub;
 use crate::github::event::{self, Event, PullRequest, QaCommand, Trigger};
 use crate::secrets::Secret;
-use crate::trust::{self, Trust};
 
 /// A run's origin in GitHub Actions.
 #[derive(Debug, Clone)]
@@ -213,7 +213,7 @@ pub async fn first_seen(gh: &GitHub, repo: &str, sha: &str) -> Option<String> {
             .as_array()?
             .iter()
             .filter_map(|s| s["created_at"].as_str())
-            .filter_map(|t| Some((super::signoff::seconds(t)?, t.to_string())))
+            .filter_map(|t| Some((crate::github::signoff::seconds(t)?, t.to_string())))
             .min()
             .map(|(_, t)| t),
         Err(e) => {
