@@ -91,8 +91,13 @@ fn write(path: &str, content: &str) -> Value {
 }
 
 /// Runs a cheating fix; the iterations after it are rejected by the `test_integrity` gate with
-/// an issue whose title contains `named`, and the next fix request carries it.
+/// an issue whose title contains `named`, and the next fix request carries it. The unit suite's
+/// own gate is `unit` then: "passed" (only the guard stands in the way) or "ran no tests".
 fn cheated(fixer: Vec<Value>, named: &str) {
+    cheated_with(fixer, named, "passed")
+}
+
+fn cheated_with(fixer: Vec<Value>, named: &str, unit_gate: &str) {
     if !have_pytest() {
         return;
     }
@@ -123,14 +128,21 @@ fn cheated(fixer: Vec<Value>, named: &str) {
             it["status"], "rejected",
             "the reviewer approved, the gate decides"
         );
-        // The unit suite itself went green: only the guard stands in the way.
+        // The unit suite itself went green (only the guard stands in the way), or it ran no test.
         let unit = it["verification"]["gates"]
             .as_array()
             .unwrap()
             .iter()
             .find(|g| g["name"] == "unit_tests")
             .unwrap();
-        assert_eq!(unit["status"], "passed", "{unit:#}");
+        match unit_gate {
+            "passed" => assert_eq!(unit["status"], "passed", "{unit:#}"),
+            _ => {
+                assert_eq!(unit["status"], "failed", "{unit:#}");
+                let summary = unit["summary"].as_str().unwrap();
+                assert!(summary.starts_with(unit_gate), "{unit:#}");
+            }
+        }
         let titles: Vec<&str> = it["issues"]
             .as_array()
             .unwrap()
@@ -198,13 +210,14 @@ fn a_fix_that_weakens_the_assertion_is_rejected() {
 #[test]
 fn a_fix_that_makes_the_suite_collect_nothing_is_rejected() {
     // A conftest that deselects every test and forces exit 0: the command passes, the JUnit
-    // report is empty.
-    cheated(
+    // report is empty — the suite ran no tests, and the guard names the weakening.
+    cheated_with(
         vec![write(
             "tests/conftest.py",
             "def pytest_collection_modifyitems(items):\n    items.clear()\n\n\ndef pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n",
         )],
         "collects no tests after the fix",
+        "ran no tests: the JUnit reports (reports/junit.xml) hold no test",
     );
 }
 

@@ -342,3 +342,115 @@ fn an_ingest_only_suite_reads_a_real_pytest_report() {
     assert_eq!(issue["file"], "test_calc.py", "{issue}");
     assert_eq!(issue["line"], 5, "{issue}");
 }
+
+/// Issue 37: a required suite whose real runner executes no test fails ("ran no tests"), whatever
+/// its exit code — `node --test` finding no test file, `go test` in a package without test
+/// files, unittest finding nothing, cargo with no test anywhere — and passes with
+/// `allow_no_tests: true`. A runner that does run a test in the same project is green.
+#[test]
+fn a_suite_whose_real_runner_runs_no_test_fails_unless_allowed() {
+    let mut runners: Vec<(&str, &str)> = Vec::new();
+    if have("node", &["--version"]) {
+        runners.push(("node --test", "node --test"));
+    }
+    if have("go", &["version"]) {
+        runners.push(("go test", "cd gopkg && go test ./..."));
+    }
+    if have("python3", &["--version"]) {
+        runners.push(("unittest", "python3 -m unittest discover -s pytests"));
+    }
+    if have("cargo", &["--version"]) {
+        runners.push(("cargo test", "cd crate && cargo test --offline -q"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A project with code and no test at all, for each runner.
+    std::fs::write(d.join("index.js"), "module.exports = (a, b) => a + b;\n").unwrap();
+    std::fs::create_dir_all(d.join("gopkg")).unwrap();
+    std::fs::write(d.join("gopkg/go.mod"), "module example.com/m\n\ngo 1.19\n").unwrap();
+    std::fs::write(
+        d.join("gopkg/add.go"),
+        "package m\n\nfunc Add(a, b int) int { return a + b }\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(d.join("pytests")).unwrap();
+    std::fs::write(
+        d.join("pytests/calc.py"),
+        "def add(a, b):\n    return a + b\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(d.join("crate/src")).unwrap();
+    std::fs::write(
+        d.join("crate/Cargo.toml"),
+        "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("crate/src/lib.rs"),
+        "pub fn add(a: u64, b: u64) -> u64 {\n    a + b\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join(".gitignore"),
+        ".qa-loop/\nsession.json\ntarget/\n__pycache__/\n",
+    )
+    .unwrap();
+    commit_all(d);
+    let config = |command: &str, allow: bool| {
+        json!({"risk_level": "low", "unit_tests": {
+            "required": true, "commands": [command], "allow_no_tests": allow}})
+        .to_string()
+    };
+    for (runner, command) in runners {
+        std::fs::write(d.join("qa-loop.json"), config(command, false)).unwrap();
+        let o = run(d);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let g = gate_of(&qa_result(d), "unit_tests");
+        let summary = g["summary"].as_str().unwrap();
+        assert_eq!(g["status"], "failed", "{runner}: {summary}\n{stderr}");
+        assert!(
+            summary.starts_with("ran no tests: `"),
+            "{runner}: {summary}"
+        );
+        assert_eq!(o.status.code(), Some(1), "{runner}: not approved\n{stderr}");
+
+        std::fs::write(d.join("qa-loop.json"), config(command, true)).unwrap();
+        let o = run(d);
+        let g = gate_of(&qa_result(d), "unit_tests");
+        assert_eq!(g["status"], "passed", "{runner} with allow_no_tests: {g:#}");
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{runner}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+
+    // The same runners with one test each: green.
+    std::fs::write(d.join("add.test.js"), "const t = require('node:test');\nconst assert = require('node:assert');\nt.test('adds', () => assert.strictEqual(require('./index.js')(1, 2), 3));\n").unwrap();
+    std::fs::write(d.join("gopkg/add_test.go"), "package m\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"sum\")\n\t}\n}\n").unwrap();
+    std::fs::write(d.join("pytests/test_calc.py"), "import unittest\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n").unwrap();
+    std::fs::write(d.join("crate/src/lib.rs"), "pub fn add(a: u64, b: u64) -> u64 {\n    a + b\n}\n\n#[test]\nfn adds() {\n    assert_eq!(add(1, 2), 3);\n}\n").unwrap();
+    for (runner, command) in [
+        ("node --test", "node --test"),
+        ("go test", "cd gopkg && go test ./..."),
+        ("unittest", "python3 -m unittest discover -s pytests"),
+        ("cargo test", "cd crate && cargo test --offline -q"),
+    ] {
+        if runner == "node --test" && !have("node", &["--version"])
+            || runner == "go test" && !have("go", &["version"])
+        {
+            continue;
+        }
+        std::fs::write(d.join("qa-loop.json"), config(command, false)).unwrap();
+        let o = run(d);
+        let g = gate_of(&qa_result(d), "unit_tests");
+        assert_eq!(g["status"], "passed", "{runner} with a test: {g:#}");
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{runner}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}

@@ -309,6 +309,9 @@ pub struct SuiteConfig {
     /// Run whatever the change touches (default false).
     #[serde(default)]
     pub always: Option<bool>,
+    /// A suite that executes no test passes (default false: it fails with "ran no tests").
+    #[serde(default)]
+    pub allow_no_tests: Option<bool>,
     /// Where each command came from when it is not the config file (the plan's key paths).
     #[serde(skip)]
     pub origins: Vec<String>,

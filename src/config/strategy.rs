@@ -83,6 +83,9 @@ pub struct Suite {
     pub paths_ignore: Vec<String>,
     /// Runs whatever the change touches.
     pub always: bool,
+    /// Executing no test passes (else the suite fails: "ran no tests").
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub allow_no_tests: bool,
 }
 
 impl Suite {
@@ -340,6 +343,7 @@ fn suite(
         paths: cfg.paths,
         paths_ignore: cfg.paths_ignore,
         always: cfg.always.unwrap_or(false),
+        allow_no_tests: cfg.allow_no_tests.unwrap_or(false),
     }
 }
 

@@ -8,6 +8,7 @@ pub mod capture;
 pub mod coverage;
 pub mod integrity;
 pub mod junit;
+pub mod no_tests;
 pub mod patterns;
 pub mod process;
 mod xml;
@@ -374,6 +375,7 @@ impl Verifier {
         if let Some(t) = &tests {
             apply_test_results(&mut main, t, &self.root, failure.is_none());
         }
+        fail_if_no_tests(&mut main, suite, tests.as_ref(), &runs);
         let mut gates = vec![main];
         gates.extend(
             coverage_gate(&self.root, suite, added, Some(started)).map(|mut g| {
@@ -482,6 +484,7 @@ impl Verifier {
         if let Some(t) = &tests {
             apply_test_results(&mut main, t, &self.root, true);
         }
+        fail_if_no_tests(&mut main, suite, tests.as_ref(), &[]);
         let mut gates = vec![main];
         gates.extend(coverage_gate(&self.root, suite, added, None).map(|mut g| {
             if let (None, Some(why)) = (added, added_unknown) {
@@ -599,6 +602,28 @@ fn expand_globs(root: &Path, patterns: &[String]) -> (Vec<PathBuf>, Vec<String>)
     paths.sort();
     paths.dedup();
     (paths, problems)
+}
+
+/// A suite that passed although it executed no test fails ("ran no tests"), unless it allows
+/// that (`allow_no_tests`); a failure stays the failure it is.
+fn fail_if_no_tests(
+    gate: &mut Gate,
+    suite: &Suite,
+    tests: Option<&SuiteTests>,
+    runs: &[CommandRun],
+) {
+    if suite.allow_no_tests || gate.status != GateStatus::Passed {
+        return;
+    }
+    let whole = (process::EXCERPT_HEAD + process::EXCERPT_TAIL) as u64;
+    if let Some(why) = no_tests::ran_none(tests, runs, whole) {
+        gate.status = GateStatus::Failed;
+        gate.summary = format!(
+            "ran no tests: {why} (set `{}.allow_no_tests: true` if that is intended); {}",
+            suite.kind.key(),
+            gate.summary
+        );
+    }
 }
 
 /// Adds the JUnit figures to the suite gate: failing cases fail it (also when every command
@@ -1148,6 +1173,7 @@ mod tests {
             paths: vec![],
             paths_ignore: vec![],
             always: false,
+            allow_no_tests: false,
         }
     }
 
@@ -1342,7 +1368,14 @@ mod tests {
         v.strategy = strategy(false, vec![s]);
         let report = crate::test_support::rt().block_on(v.verify());
         let gate = &report.gates[0];
-        assert_eq!(gate.status, GateStatus::Passed, "{}", gate.summary);
+        // Without this run's report the suite shows no test ran: it fails, saying why.
+        assert_eq!(gate.status, GateStatus::Failed, "{}", gate.summary);
+        assert!(
+            gate.summary
+                .starts_with("ran no tests: no JUnit report was read"),
+            "{}",
+            gate.summary
+        );
         assert!(
             gate.summary
                 .contains("pytest.xml is older than this run and was ignored"),
