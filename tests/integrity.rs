@@ -282,3 +282,156 @@ fn a_fix_that_corrects_a_test_an_issue_called_wrong_is_accepted() {
         "{gate:#}"
     );
 }
+
+fn have_rerunfailures() -> bool {
+    let ok = std::process::Command::new("python3")
+        .args(["-c", "import pytest_rerunfailures"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("QA_LOOP_REAL_TOOLS").is_none(),
+            "pytest-rerunfailures is not installed (.ci/run installs it)"
+        );
+        eprintln!("skipped: pytest-rerunfailures is not installed");
+    }
+    ok
+}
+
+/// Issue 37, reruns: pytest-rerunfailures writes every attempt as its own testcase. In the first
+/// pass `test_flaky` fails once and passes on its re-run, `test_add` fails all three attempts;
+/// the fixer repairs `add`, and in the second pass nothing needs a re-run. Each test is one
+/// test whatever its attempts: the guard sees 3 tests before and after and the correct fix is
+/// approved; `test_flaky` is reported flaky and never handed to the fixer. With `flaky: fail`
+/// the flaky test blocks, as a finding of its own.
+#[test]
+fn reruns_are_one_test_and_a_correct_fix_after_a_rerun_is_approved() {
+    if !have_pytest() || !have_rerunfailures() {
+        return;
+    }
+    for policy in ["report", "fail"] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
+        std::fs::create_dir_all(d.join("tests")).unwrap();
+        std::fs::write(
+            d.join("tests/test_calc.py"),
+            "import os\nfrom calc import add\n\nCOUNT = os.path.join(os.path.dirname(__file__), '..', '.flaky-count')\n\n\ndef test_flaky():\n    n = int(open(COUNT).read()) if os.path.exists(COUNT) else 0\n    open(COUNT, 'w').write(str(n + 1))\n    assert n >= 1, 'fails on its very first run only'\n\n\ndef test_add():\n    assert add(2, 2) == 4\n\n\ndef test_one():\n    assert add(0, 1) in (1, -1)\n",
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("conftest.py"),
+            "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n",
+        )
+        .unwrap();
+        let config = json!({
+            "risk_level": "low",
+            "flaky": policy,
+            "unit_tests": {
+                "required": true,
+                "commands": ["python3 -m pytest -q -p no:cacheprovider --reruns 2 --rootdir . --junitxml=reports/junit.xml tests"],
+                "junit": ["reports/junit.xml"]
+            },
+            "max_iterations": 2
+        });
+        std::fs::write(d.join("qa-loop.json"), config.to_string()).unwrap();
+        std::fs::write(
+            d.join(".gitignore"),
+            ".qa-loop/\nreview-out/\nsession.json\nreports/\n__pycache__/\n.flaky-count\n",
+        )
+        .unwrap();
+        git(d, &["init", "-q"]);
+        git(d, &["add", "-A"]);
+        git(d, &["commit", "-q", "-m", "init"]);
+        let verdict = |status: &str| {
+            json!({"role": "reviewer", "tool_calls": [{"id": "v", "name": "submit_verdict", "arguments": {
+            "status": status, "score": if status == "approved" { 95 } else { 40 }, "confidence": 0.9,
+            "summary": "s", "criteria": [], "issues": []}}]})
+        };
+        let fix = json!({"role": "fixer", "tool_calls": [{"id": "w", "name": "write_file",
+            "arguments": {"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"}}]});
+        let finish = json!({"role": "fixer", "tool_calls": [{"id": "f", "name": "finish", "arguments": {"summary": "add adds"}}]});
+        std::fs::write(
+            d.join("session.json"),
+            json!({"calls": [verdict("rejected")]}).to_string(),
+        )
+        .unwrap();
+        // A review of the change as it is: the report and qa-loop's JUnit file show the flaky test.
+        let o = replay_run(d, &["--mode", "review", "--out-dir", "review-out"]);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let report = std::fs::read_to_string(d.join("review-out/qa_report.md")).unwrap();
+        assert!(
+            report
+                .contains("`tests.test_calc::test_flaky`: flaky — failed, then passed on a re-run"),
+            "{report}"
+        );
+        let junit = std::fs::read_to_string(d.join("review-out/qa-loop-junit.xml")).unwrap();
+        let flaky_case = junit
+            .split("<testcase ")
+            .find(|c| c.contains("name=\"test_flaky\""))
+            .map(|c| c.split("</testcase>").next().unwrap_or(c).to_string())
+            .unwrap_or_else(|| panic!("{junit}"));
+        assert!(
+            flaky_case.contains("<property name=\"flaky\" value=\"true\"/>"),
+            "{flaky_case}"
+        );
+        std::fs::remove_file(d.join(".flaky-count")).unwrap();
+        std::fs::remove_dir_all(d.join("review-out")).unwrap();
+        std::fs::write(
+            d.join("session.json"),
+            json!({"calls": [verdict("rejected"), fix.clone(), finish.clone(), verdict("approved")]}).to_string(),
+        )
+        .unwrap();
+
+        let o = replay_run(d, &[]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let r = qa_result(d);
+        let history = r["history"].as_array().unwrap();
+        let first = &history[0];
+        let unit = first["verification"]["gates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"] == "unit_tests")
+            .unwrap()
+            .clone();
+        let summary = unit["summary"].as_str().unwrap();
+        assert!(
+            summary.contains("3 tests: 2 passed, 1 failed, 1 flaky (passed on a re-run)"),
+            "{policy}: {summary}"
+        );
+        let titles: Vec<String> = first["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["title"].as_str().unwrap().to_string())
+            .collect();
+        assert!(titles.iter().any(|t| t.contains("test_add")), "{titles:?}");
+        let flaky_issue = titles.iter().any(|t| t.contains("test_flaky"));
+
+        if policy == "report" {
+            assert!(
+                !flaky_issue,
+                "a flaky test is not a defect for the fixer: {titles:?}"
+            );
+            // The fix made every test pass with no re-run: 3 tests before and after.
+            assert_eq!(o.status.code(), Some(0), "approved: {stderr}");
+            let last = history.last().unwrap();
+            let integrity = last["verification"]["gates"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|g| g["name"] == "test_integrity")
+                .unwrap_or_else(|| panic!("no test_integrity gate: {last:#}"));
+            assert_eq!(integrity["status"], "passed", "{integrity:#}");
+        } else {
+            assert!(flaky_issue, "`flaky: fail` blocks on it: {titles:?}");
+            assert_eq!(unit["status"], "failed", "{summary}");
+        }
+    }
+}

@@ -53,6 +53,17 @@ pub enum Mode {
     Suggest,
 }
 
+/// Whether a test that passed only on a re-run blocks (`flaky:`, SPEC §3.1).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlakyPolicy {
+    /// Reported (counted, listed), never blocking and never handed to the fixer.
+    #[default]
+    Report,
+    /// A flaky test fails its suite's gate.
+    Fail,
+}
+
 /// How the change's code is confined (`sandbox:`, `--sandbox`, input `sandbox`; SPEC §10).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema, clap::ValueEnum, serde::Serialize,
@@ -664,6 +675,9 @@ pub struct StrategyLayer {
     /// Run independent suites concurrently.
     #[serde(default)]
     pub parallel: Option<bool>,
+    /// Whether a test that passed only on a re-run blocks: `report` (default) or `fail`.
+    #[serde(default)]
+    pub flaky: Option<FlakyPolicy>,
     /// Checks on the lines the change adds.
     #[serde(default)]
     pub pattern_checks: Option<PatternChecksConfig>,
@@ -683,6 +697,7 @@ impl StrategyLayer {
             conversations: self.conversations.or(lower.conversations),
             timeout: self.timeout.or(lower.timeout),
             parallel: self.parallel.or(lower.parallel),
+            flaky: self.flaky.or(lower.flaky),
             pattern_checks: self.pattern_checks.or(lower.pattern_checks),
             browser_verification: match (self.browser_verification, lower.browser_verification) {
                 (Some(a), Some(b)) => Some(a.or(b)),
@@ -868,6 +883,10 @@ pub struct ConfigFile {
     /// Run independent suites concurrently.
     #[serde(default)]
     pub parallel: Option<bool>,
+    /// Whether a test that passed only on a re-run (a runner's retry) blocks: `report`
+    /// (default: listed, never blocking, never handed to the fixer) or `fail`.
+    #[serde(default)]
+    pub flaky: Option<FlakyPolicy>,
     /// Checks on the lines the change adds (debug statements, conflict markers, TODOs, keys).
     #[serde(default)]
     pub pattern_checks: Option<PatternChecksConfig>,
@@ -1020,6 +1039,7 @@ impl ConfigFile {
             conversations: self.conversations.clone(),
             timeout: self.timeout,
             parallel: self.parallel,
+            flaky: self.flaky,
             pattern_checks: self.pattern_checks.clone(),
             browser_verification: self.browser_verification.clone(),
         }

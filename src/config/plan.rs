@@ -23,7 +23,7 @@ use super::strategy::{Check, Sourced};
 use crate::error::InputError;
 
 /// The settings of the config file's strategy, read from the plan with the config's rules.
-const OURS: [&str; 9] = [
+const OURS: [&str; 10] = [
     "risk_level",
     "acceptance_criteria",
     "unit_tests",
@@ -32,6 +32,7 @@ const OURS: [&str; 9] = [
     "conversations",
     "timeout",
     "parallel",
+    "flaky",
     "pattern_checks",
 ];
 

@@ -51,6 +51,10 @@ impl SuiteKind {
     }
 }
 
+fn is_report(p: &super::file::FlakyPolicy) -> bool {
+    *p == super::file::FlakyPolicy::Report
+}
+
 /// Why a suite is (or is not) a gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -216,6 +220,9 @@ pub struct Strategy {
     /// Suites with commands, plus required suites without any (they fail their gate).
     pub suites: Vec<Suite>,
     pub parallel: bool,
+    /// Whether a test that passed only on a re-run blocks.
+    #[serde(skip_serializing_if = "is_report")]
+    pub flaky: super::file::FlakyPolicy,
     #[serde(skip)]
     pub conversations: Option<ConversationsConfig>,
     /// Pages verified in a headless browser (SPEC §12); `None` without pages or without the
@@ -293,6 +300,7 @@ impl Strategy {
             risk_level: risk,
             suites,
             parallel: layer.parallel.unwrap_or(false),
+            flaky: layer.flaky.unwrap_or_default(),
             conversations: layer.conversations.clone(),
             browser: layer
                 .browser_verification

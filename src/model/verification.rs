@@ -184,6 +184,9 @@ pub struct TestCase {
     /// The failure's text (stack trace, assertion diff), bounded.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub detail: String,
+    /// Failed on an earlier attempt and passed on the last (a runner's re-run or retry).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flaky: bool,
 }
 
 impl TestCase {
@@ -214,6 +217,13 @@ pub struct TestCounts {
     pub failed: u64,
     pub errored: u64,
     pub skipped: u64,
+    /// Passed tests that failed on an earlier attempt (counted among `passed` too).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub flaky: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl TestCounts {
@@ -221,6 +231,7 @@ impl TestCounts {
         let mut c = TestCounts::default();
         for case in cases {
             c.tests += 1;
+            c.flaky += u64::from(case.flaky);
             match case.status {
                 CaseStatus::Passed => c.passed += 1,
                 CaseStatus::Failed => c.failed += 1,
@@ -238,6 +249,7 @@ impl TestCounts {
             (self.failed, "failed"),
             (self.errored, "errored"),
             (self.skipped, "skipped"),
+            (self.flaky, "flaky (passed on a re-run)"),
         ] {
             if n > 0 {
                 parts.push(format!("{n} {what}"));

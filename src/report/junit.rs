@@ -156,6 +156,9 @@ fn ingested_case(c: &crate::model::TestCase) -> TestCase {
     if let Some(l) = c.line {
         tc.add_property(("line", l.to_string().as_str()));
     }
+    if c.flaky {
+        tc.add_property(("flaky", "true"));
+    }
     tc
 }
 

@@ -320,7 +320,20 @@ fn suite_tests(out: &mut String, t: &SuiteTests) {
             failing.len() - FAILURES_SHOWN
         ));
     }
-    if !t.problems.is_empty() || !failing.is_empty() {
+    let flaky: Vec<_> = t.cases.iter().filter(|c| c.flaky).collect();
+    for c in flaky.iter().take(FAILURES_SHOWN) {
+        out.push_str(&format!(
+            "- 🔁 {}: flaky — failed, then passed on a re-run\n",
+            code(&c.full_name())
+        ));
+    }
+    if flaky.len() > FAILURES_SHOWN {
+        out.push_str(&format!(
+            "- … and {} more flaky\n",
+            flaky.len() - FAILURES_SHOWN
+        ));
+    }
+    if !t.problems.is_empty() || !failing.is_empty() || !flaky.is_empty() {
         out.push('\n');
     }
 }

@@ -17,6 +17,7 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 
+use crate::config::file::FlakyPolicy;
 use crate::config::{Strategy, Suite, SuiteKind};
 use crate::model::{
     CommandRun, Finding, Gate, GateStatus, IssueType, Severity, SuiteTests, TestCounts,
@@ -376,6 +377,7 @@ impl Verifier {
             apply_test_results(&mut main, t, &self.root, failure.is_none());
         }
         fail_if_no_tests(&mut main, suite, tests.as_ref(), &runs);
+        fail_if_flaky(&mut main, self.strategy.flaky, tests.as_ref());
         let mut gates = vec![main];
         gates.extend(
             coverage_gate(&self.root, suite, added, Some(started)).map(|mut g| {
@@ -485,6 +487,7 @@ impl Verifier {
             apply_test_results(&mut main, t, &self.root, true);
         }
         fail_if_no_tests(&mut main, suite, tests.as_ref(), &[]);
+        fail_if_flaky(&mut main, self.strategy.flaky, tests.as_ref());
         let mut gates = vec![main];
         gates.extend(coverage_gate(&self.root, suite, added, None).map(|mut g| {
             if let (None, Some(why)) = (added, added_unknown) {
@@ -623,6 +626,45 @@ fn fail_if_no_tests(
             suite.kind.key(),
             gate.summary
         );
+    }
+}
+
+/// With `flaky: fail`, a test that passed only on a re-run fails the suite's gate, each such
+/// test a finding (to be made deterministic); with `flaky: report` it is counted and listed only.
+fn fail_if_flaky(gate: &mut Gate, policy: FlakyPolicy, tests: Option<&SuiteTests>) {
+    let Some(t) = tests.filter(|t| t.counts.flaky > 0) else {
+        return;
+    };
+    if policy != FlakyPolicy::Fail {
+        return;
+    }
+    if gate.status == GateStatus::Passed {
+        gate.status = GateStatus::Failed;
+        gate.summary = format!(
+            "{} flaky test(s) passed only on a re-run (`flaky: fail`); {}",
+            t.counts.flaky, gate.summary
+        );
+    }
+    for case in t.cases.iter().filter(|c| c.flaky).take(MAX_TEST_FINDINGS) {
+        gate.findings.push(Finding {
+            kind: gate.issue_type,
+            severity: Severity::High,
+            title: format!(
+                "Test `{}` is flaky: it failed, then passed on a re-run",
+                case.full_name()
+            ),
+            file: case
+                .file
+                .as_deref()
+                .map(str::to_string)
+                .filter(|f| !Path::new(f).is_absolute()),
+            line: None,
+            detail: String::new(),
+            fix: format!(
+                "Make `{}` pass on every run (no order, time or shared-state dependence).",
+                case.full_name()
+            ),
+        });
     }
 }
 
@@ -1182,6 +1224,7 @@ mod tests {
             risk_level: crate::config::RiskLevel::Medium,
             suites,
             parallel,
+            flaky: FlakyPolicy::Report,
             conversations: None,
             browser: None,
             no_test_project: false,

@@ -15,6 +15,7 @@ fn case(name: &str, status: CaseStatus) -> TestCase {
         time: None,
         message: String::new(),
         detail: String::new(),
+        flaky: false,
     }
 }
 

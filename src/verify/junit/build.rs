@@ -196,6 +196,7 @@ impl<'t> Builder<'t> {
             time: None,
             message: String::new(),
             detail: String::new(),
+            flaky: false,
         };
         let mut class = None;
         for (key, raw) in attrs {
@@ -245,6 +246,8 @@ fn is_rerun(name: &str) -> bool {
 fn start_child<S: AsRef<str>>(o: &mut Open, name: &str, attrs: &[(Key, S)]) {
     if is_rerun(name) {
         o.in_rerun += 1;
+        // Surefire: a test that passed after failing attempts carries them as `flaky…`.
+        o.case.flaky |= name.starts_with("flaky");
         return;
     }
     if o.in_rerun > 0 {

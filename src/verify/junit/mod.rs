@@ -1,7 +1,8 @@
 //! JUnit XML ingestion (quick-xml; FACTS.md explains why not a JUnit crate): the files written by
 //! pytest, jest-junit, vitest, cargo-nextest, Maven Surefire, go-junit-report and PHPUnit (nested
-//! suites). Every `<testcase>` at any depth is one result; its location comes from the failure
-//! text when that names the test's file (`tests/test_calc.py:25:`), else from `file`/`line`.
+//! suites). Every `<testcase>` at any depth is a result, and the repeats of one test in a report
+//! (re-runs) are one (`attempts`); its location comes from the failure text when that names the
+//! test's file (`tests/test_calc.py:25:`), else from `file`/`line`.
 
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
@@ -11,20 +12,22 @@ use build::{Builder, Key, scan_pairs};
 
 pub use crate::model::{CaseStatus, TestCase, TestCounts as Counts};
 
+mod attempts;
 mod build;
 mod fast;
 mod locate;
 
-/// Parses a JUnit XML document. Errors name the line.
+/// Parses a JUnit XML document into one case per test (re-runs joined). Errors name the line.
 ///
 /// Two tokenizers feed one [`Builder`]: a direct scanner for the plain XML that test tools write
 /// (it is several times faster on reports with 100 000 cases), and quick-xml for everything else —
 /// a DOCTYPE, an unusual attribute, a malformed document. Errors always come from quick-xml.
 pub fn parse(text: &str) -> Result<Vec<TestCase>, String> {
-    match fast::parse(text) {
-        Some(cases) => Ok(cases),
-        None => parse_with_quick_xml(text),
-    }
+    let cases = match fast::parse(text) {
+        Some(cases) => cases,
+        None => parse_with_quick_xml(text)?,
+    };
+    Ok(attempts::one_per_test(cases))
 }
 
 fn parse_with_quick_xml(text: &str) -> Result<Vec<TestCase>, String> {
