@@ -1526,6 +1526,78 @@ fn only_the_best_state_is_pushed() {
     assert!(trailer.contains("QA-Loop-Iteration: 1"), "{trailer}");
 }
 
+/// Issue 37: a fix that weakens the test (the assertion replaced by one that always holds) is
+/// caught by the integrity gate; the reviewer approves it (score 95, capped), yet that state is
+/// never pushed — the branch stays at the best iteration that passed the gate (here the first,
+/// before any fix) — nor, on a fork, offered as suggestions or a patch.
+#[test]
+fn a_fix_that_weakened_the_tests_is_never_pushed_nor_suggested() {
+    let weaken = || {
+        vec![
+            json!({"role": "fixer", "tool_calls": [{"id": "e", "name": "edit_file",
+                "arguments": {"path": "test_calc.py", "old": "assert add(2, 2) == 4", "new": "assert True"}}]}),
+            json!({"role": "fixer", "tool_calls": [{"id": "f", "name": "finish", "arguments": {"summary": "tests pass"}}]}),
+        ]
+    };
+    for fork in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let mut calls = vec![verdict("rejected", 30)];
+        calls.extend(weaken());
+        calls.push(verdict("approved", 95));
+        project(d, json!(calls));
+        let remote = d.join(".git/remote.git");
+        let before = git_out(&remote, &["rev-parse", "changes"]);
+        let gh: Shared = Arc::default();
+        let api = start(gh.clone());
+        let mut event = payload("pull_request.opened");
+        if fork {
+            event["pull_request"]["head"]["repo"]["full_name"] = json!("someone/Hello-World");
+        }
+        let o = actions_run(
+            d,
+            &api,
+            "pull_request",
+            &event,
+            &["--max-iterations", "2", "--recurring-threshold", "5"],
+            &[],
+        );
+        assert_published(&o);
+        // Not approved; the best state that passed the gate scores below `min_score`: escalated.
+        assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+        let result: Value = serde_json::from_str(
+            &std::fs::read_to_string(d.join(".qa-loop/qa-result.json")).unwrap(),
+        )
+        .unwrap();
+        let second = &result["history"][1]["verification"]["gates"];
+        let integrity = second
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"] == "test_integrity")
+            .unwrap_or_else(|| panic!("{second:#}"));
+        assert_eq!(integrity["status"], "failed", "{integrity:#}");
+        assert_eq!(result["best_iteration"], 1, "{result:#}");
+        assert_eq!(
+            git_out(&remote, &["rev-parse", "changes"]),
+            before,
+            "fork {fork}: the weakened test was pushed"
+        );
+        let g = gh.lock().unwrap();
+        assert!(
+            g.reviews.is_empty(),
+            "fork {fork}: suggested: {:?}",
+            g.reviews
+        );
+        let body = g.comments[0]["body"].as_str().unwrap();
+        assert!(
+            !body.contains("## Fixes offered as suggestions")
+                && !body.contains("## Fixes not pushed"),
+            "fork {fork}: {body}"
+        );
+    }
+}
+
 /// A token that cannot write checks (fork PRs): the issues become `::error` annotations in the
 /// log, and the run still reports and exits as usual.
 #[test]

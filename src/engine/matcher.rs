@@ -86,8 +86,12 @@ impl<'a> From<&'a Issue> for IssueKey<'a> {
 pub enum Decision {
     /// No structural rule told the two apart, and the weighed evidence says one problem.
     Same(Weighed),
-    /// Both titles name one test and say it fails.
+    /// Both titles name one test and say it fails (or a failed gate's text names the test a
+    /// located defect names).
     SameFailingTest,
+    /// A failed gate's own issue (no file) and a located defect that names none of the gate's
+    /// failing tests: never one problem by words alone.
+    GateAndDefect,
     /// Both name one specific kind of defect (a CWE, a lint rule) in one file.
     SameKindInFile(&'static str),
     DifferentFile,
@@ -146,6 +150,9 @@ impl Decision {
                 format!("both name one kind of defect ({kind}) in one file")
             }
             Decision::DifferentFile => "different files".to_string(),
+            Decision::GateAndDefect => {
+                "a failed gate and a located defect naming none of its tests".to_string()
+            }
             Decision::DifferentIdentifiers => "different code identifiers or endpoints".to_string(),
             Decision::Substitution => "another case or requirement of one subject".to_string(),
             Decision::OppositeSymptoms => "opposite symptoms".to_string(),
@@ -201,7 +208,8 @@ impl Matcher {
         }
         let pair = Pair::new(pa, pb, file_relation);
         let structural = pair
-            .different_code()
+            .gate_and_defect()
+            .or_else(|| pair.different_code())
             .or_else(|| pair.different_quoted_tests())
             .or_else(|| pair.another_requirement())
             .or_else(|| pair.different_endpoints())
@@ -299,6 +307,27 @@ impl<'p> Pair<'p> {
             // whatever words and order the rest of the title comes.
             same_statuses: a.statuses_named >= 2 && a.roles == b.roles,
         }
+    }
+
+    /// A failed gate's own issue ("Required gate `unit_tests` failed: …", no file) against a
+    /// located defect: one problem only when the gate's text (its summary and failure lines)
+    /// names a test the defect names; otherwise two, whatever words they share.
+    fn gate_and_defect(&self) -> Option<Decision> {
+        let (gate, defect) = match (self.a.gate, self.b.gate) {
+            (true, false) => (self.a, self.b),
+            (false, true) => (self.b, self.a),
+            _ => return None,
+        };
+        defect.key.file?;
+        let text = gate.key.whole().to_lowercase();
+        let named = named_tests(&defect.title, defect.in_tests)
+            .iter()
+            .any(|t| text.contains(&t.to_lowercase()));
+        Some(if named {
+            Decision::SameFailingTest
+        } else {
+            Decision::GateAndDefect
+        })
     }
 
     /// Different code: both titles name code identifiers, none related, and neither issue
@@ -679,6 +708,8 @@ pub struct Prepared<'a> {
     code: HashSet<String>,
     /// A test issue, or an issue in a test file.
     in_tests: bool,
+    /// A failed gate's own issue (`Required gate … failed: …`).
+    gate: bool,
     quoted: Vec<String>,
     /// Statuses answered and expected.
     roles: (Vec<u16>, Vec<u16>),
@@ -711,6 +742,7 @@ impl<'a> Prepared<'a> {
                 key.kind,
                 Some(IssueType::UnitTest | IssueType::IntegrationTest | IssueType::E2eTest)
             ) || key.file.is_some_and(is_test_file),
+            gate: key.file.is_none() && crate::model::is_gate_failure_title(key.title),
             quoted: quoted(key.title),
             roles: super::concepts::status_roles(key.title),
             statuses_named: super::concepts::status_codes(key.title).len(),
@@ -1224,24 +1256,25 @@ const FAILING: &[&str] = &[
 /// `SubscriptionTest::test_renews` and `SubscriptionTest::test_cancels` one failure, while
 /// `OrderServiceTest.placeOrder_appliesDiscount` and `placeOrder_appliesDiscount` are one.
 fn same_failing_test(a: &Title, b: &Title, in_tests: bool) -> bool {
-    let tests = |t: &Title| -> Vec<String> {
-        t.identifiers
-            .iter()
-            .filter(|i| {
-                in_tests || i.starts_with("test") || i.ends_with("test") || i.ends_with("spec")
-            })
-            .filter(|i| !super::concepts::is_mark(i))
-            .cloned()
-            .collect()
-    };
     let fails = |t: &Title| t.raw_words.iter().any(|w| FAILING.contains(&w.as_str()));
-    let (xa, xb) = (tests(a), tests(b));
+    let (xa, xb) = (named_tests(a, in_tests), named_tests(b, in_tests));
     let covered = |x: &[String], y: &[String]| x.iter().all(|i| y.iter().any(|j| related_id(i, j)));
     !xa.is_empty()
         && !xb.is_empty()
         && (covered(&xa, &xb) || covered(&xb, &xa))
         && fails(a)
         && fails(b)
+}
+
+/// The tests a title names: identifiers like `test_x`, `TestX`, `x_test`, `XSpec` — in a test
+/// file or a test issue, every identifier.
+fn named_tests(t: &Title, in_tests: bool) -> Vec<String> {
+    t.identifiers
+        .iter()
+        .filter(|i| in_tests || i.starts_with("test") || i.ends_with("test") || i.ends_with("spec"))
+        .filter(|i| !super::concepts::is_mark(i))
+        .cloned()
+        .collect()
 }
 
 /// The numbers of the acceptance criteria a title names (`AC3`, `AC #4`, `criterion 2`): two

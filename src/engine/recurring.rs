@@ -291,4 +291,63 @@ mod tests {
         ];
         assert!(find_recurring(&unknown, &Matcher::default(), 2).is_empty());
     }
+
+    /// Issue 37: a failed gate (no file: "Required gate `unit_tests` failed …") and the
+    /// reviewer's located defect, both in three iterations, are two recurring problems — never
+    /// joined by words alone; they are one only when the defect names a test the gate failed.
+    #[test]
+    fn a_gate_failure_and_a_located_defect_are_two_problems_unless_they_name_one_test() {
+        let gate = |iteration: u32, failing: &'static str| Occurrence {
+            iteration,
+            id: "G1",
+            key: IssueKey {
+                title: "Required gate `unit_tests` failed: `python3 -m pytest -q` exit code 1; 12 tests: 11 passed, 1 failed",
+                kind: Some(crate::model::IssueType::UnitTest),
+                file: None,
+                line: None,
+                file_lines: None,
+                description: failing,
+                fix: "Make the `unit_tests` gate pass",
+            },
+            recurs: None,
+        };
+        let defect = |iteration: u32, title: &'static str| Occurrence {
+            iteration,
+            id: "Q1",
+            key: IssueKey {
+                title,
+                kind: Some(crate::model::IssueType::UnitTest),
+                file: Some("src/cart.py"),
+                line: Some(40),
+                file_lines: Some(120),
+                description: "The discount is applied after the tax, so the total is too high.",
+                fix: "Apply the discount before the tax.",
+            },
+            recurs: None,
+        };
+        let failing =
+            "FAILED tests/test_orders.py::test_unit_tests_pass_for_orders - assert 3 == 4";
+        let mut list = Vec::new();
+        for i in 1..=3 {
+            list.push(gate(i, failing));
+            list.push(defect(
+                i,
+                "Unit tests fail: cart total applies the discount after tax",
+            ));
+        }
+        let got = find_recurring(&list, &Matcher::default(), 3);
+        assert_eq!(got.len(), 2, "two problems: {got:#?}");
+        // The defect names the very test the gate failed on: one problem.
+        let failing = "FAILED tests/test_cart.py::test_total_applies_discount - assert 110 == 100";
+        let mut list = Vec::new();
+        for i in 1..=3 {
+            list.push(gate(i, failing));
+            list.push(defect(
+                i,
+                "test_total_applies_discount fails: the discount is applied after tax",
+            ));
+        }
+        let got = find_recurring(&list, &Matcher::default(), 3);
+        assert_eq!(got.len(), 1, "one problem: {got:#?}");
+    }
 }

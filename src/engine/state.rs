@@ -486,8 +486,14 @@ impl Engine {
 
     /// The highest-scoring iteration; the latest among equals (it holds the most fixes):
     /// `max_by_key` returns the last maximum.
+    /// The best-scoring iteration, the latest among ties, among those whose tests were not
+    /// weakened: an iteration that failed the test-integrity gate is never the state kept,
+    /// pushed or offered as suggestions (the first iteration, before any fix, always counts).
     fn best(&self) -> Option<&IterationRecord> {
-        self.history.iter().max_by_key(|r| r.score)
+        self.history
+            .iter()
+            .filter(|r| !r.verification.tests_weakened())
+            .max_by_key(|r| r.score)
     }
 
     fn finish(&mut self, outcome: Outcome) -> Vec<Effect> {
@@ -536,7 +542,7 @@ pub fn apply_gates(
         if gate.findings.is_empty() {
             issues.push(Issue {
                 id: next_id(),
-                title: format!("Required gate `{}` failed: {}", gate.name, gate.summary),
+                title: crate::model::gate_failure_title(&gate.name, &gate.summary),
                 kind: gate.issue_type,
                 severity: Severity::High,
                 file: None,

@@ -148,6 +148,21 @@ impl Issue {
     }
 }
 
+/// The title of the issue a failed required gate without findings of its own becomes.
+pub fn gate_failure_title(gate: &str, summary: &str) -> String {
+    format!("{GATE_FAILURE}{gate}` failed: {summary}")
+}
+
+/// Whether `title` is a failed gate's own issue ([`gate_failure_title`]; earlier runs' history
+/// holds the same titles).
+pub fn is_gate_failure_title(title: &str) -> bool {
+    title
+        .strip_prefix(GATE_FAILURE)
+        .is_some_and(|rest| rest.contains("` failed: "))
+}
+
+const GATE_FAILURE: &str = "Required gate `";
+
 /// `file:line`, or `file` alone, or nothing.
 pub fn location(file: Option<&str>, line: Option<u32>) -> Option<String> {
     match (file, line) {

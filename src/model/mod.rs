@@ -10,9 +10,9 @@ mod verification;
 
 pub use browser::{PageCheck, PageResult};
 pub use conversation::{JudgeVerdict, ScenarioOutcome, ScenarioResult, Turn};
-pub use issue::{Issue, IssueType, Severity};
+pub use issue::{Issue, IssueType, Severity, gate_failure_title, is_gate_failure_title};
 pub use verdict::{CriterionResult, ReviewStatus, Verdict};
 pub use verification::{
-    CaseStatus, CommandOutcome, CommandRun, Finding, Gate, GateStatus, SuiteTests, TestCase,
-    TestCounts, VerificationReport,
+    CaseStatus, CommandOutcome, CommandRun, Finding, Gate, GateStatus, SuiteTests,
+    TEST_INTEGRITY_GATE, TestCase, TestCounts, VerificationReport,
 };

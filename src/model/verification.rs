@@ -296,7 +296,17 @@ pub struct VerificationReport {
     pub browser: Vec<super::PageResult>,
 }
 
+/// The gate that fails when a fix removed, skipped or weakened tests.
+pub const TEST_INTEGRITY_GATE: &str = "test_integrity";
+
 impl VerificationReport {
+    /// Whether the test-integrity gate failed: the fix before this pass weakened the tests.
+    pub fn tests_weakened(&self) -> bool {
+        self.gates
+            .iter()
+            .any(|g| g.name == TEST_INTEGRITY_GATE && g.status == GateStatus::Failed)
+    }
+
     /// Required gates that failed.
     pub fn failed_required(&self) -> impl Iterator<Item = &Gate> {
         self.gates

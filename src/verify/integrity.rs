@@ -23,7 +23,7 @@ use crate::model::{
 };
 
 /// The gate's name.
-pub const GATE: &str = "test_integrity";
+pub const GATE: &str = crate::model::TEST_INTEGRITY_GATE;
 /// Findings listed in one gate (the rest are counted).
 const LISTED: usize = 20;
 
