@@ -454,3 +454,81 @@ fn a_suite_whose_real_runner_runs_no_test_fails_unless_allowed() {
         );
     }
 }
+
+/// Issue 37, flakes told apart: a test that fails on its first run only is re-run before it
+/// counts as a defect — with pytest's own selection (`-k`), not the whole suite — and, passing
+/// then, is flaky: the suite passes, the run is approved and the report says "flaky". With
+/// `flaky_reruns: 0` the same test is a failing test.
+#[test]
+fn a_test_that_passes_on_its_rerun_is_flaky_and_not_a_defect() {
+    if !have("python3", &["-m", "pytest", "--version"]) {
+        return;
+    }
+    for reruns in [1, 0] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("tests")).unwrap();
+        std::fs::write(d.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
+        std::fs::write(
+            d.join("tests/test_calc.py"),
+            "import os\nfrom calc import add\n\nCOUNT = os.path.join(os.path.dirname(__file__), '..', '.count')\n\n\ndef test_flaky():\n    n = int(open(COUNT).read()) if os.path.exists(COUNT) else 0\n    open(COUNT, 'w').write(str(n + 1))\n    assert n >= 1, 'fails on its very first run only'\n\n\ndef test_add():\n    assert add(2, 2) == 4\n",
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("conftest.py"),
+            "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n",
+        )
+        .unwrap();
+        let config = json!({"risk_level": "low", "flaky_reruns": reruns, "unit_tests": {
+            "required": true,
+            "commands": ["python3 -m pytest -q -p no:cacheprovider --rootdir . --junitxml=reports/junit.xml tests"],
+            "junit": ["reports/junit.xml"]}});
+        std::fs::write(d.join("qa-loop.json"), config.to_string()).unwrap();
+        std::fs::write(
+            d.join(".gitignore"),
+            ".qa-loop/\nsession.json\nreports/\n__pycache__/\n.count\n",
+        )
+        .unwrap();
+        commit_all(d);
+        let o = run(d);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let result = qa_result(d);
+        let g = gate_of(&result, "unit_tests");
+        let summary = g["summary"].as_str().unwrap();
+        if reruns == 0 {
+            assert_eq!(g["status"], "failed", "{summary}");
+            assert_ne!(o.status.code(), Some(0), "{stderr}");
+            continue;
+        }
+        assert_eq!(g["status"], "passed", "{summary}\n{stderr}");
+        assert!(
+            summary.contains("2 tests: 2 passed, 1 flaky (passed on a re-run)"),
+            "{summary}"
+        );
+        assert_eq!(o.status.code(), Some(0), "approved: {stderr}");
+        // The re-run was the failing test alone, through pytest's own selection.
+        let commands: Vec<&str> = result["history"][0]["verification"]["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["command"].as_str().unwrap())
+            .collect();
+        assert_eq!(commands.len(), 2, "{commands:?}");
+        assert!(
+            commands[1].ends_with("tests -k 'test_flaky'"),
+            "{commands:?}"
+        );
+        let report = std::fs::read_to_string(d.join(".qa-loop/qa_report.md")).unwrap();
+        assert!(
+            report.contains("`tests.test_calc::test_flaky`: flaky"),
+            "{report}"
+        );
+        assert!(
+            result["history"][0]["issues"]
+                .as_array()
+                .unwrap()
+                .is_empty(),
+            "{result:#}"
+        );
+    }
+}

@@ -678,6 +678,10 @@ pub struct StrategyLayer {
     /// Whether a test that passed only on a re-run blocks: `report` (default) or `fail`.
     #[serde(default)]
     pub flaky: Option<FlakyPolicy>,
+    /// How often failing tests are re-run before they count as defects (default 1; 0: never).
+    #[serde(default, deserialize_with = "de_reruns")]
+    #[schemars(range(max = 5))]
+    pub flaky_reruns: Option<u32>,
     /// Checks on the lines the change adds.
     #[serde(default)]
     pub pattern_checks: Option<PatternChecksConfig>,
@@ -698,6 +702,7 @@ impl StrategyLayer {
             timeout: self.timeout.or(lower.timeout),
             parallel: self.parallel.or(lower.parallel),
             flaky: self.flaky.or(lower.flaky),
+            flaky_reruns: self.flaky_reruns.or(lower.flaky_reruns),
             pattern_checks: self.pattern_checks.or(lower.pattern_checks),
             browser_verification: match (self.browser_verification, lower.browser_verification) {
                 (Some(a), Some(b)) => Some(a.or(b)),
@@ -887,6 +892,12 @@ pub struct ConfigFile {
     /// (default: listed, never blocking, never handed to the fixer) or `fail`.
     #[serde(default)]
     pub flaky: Option<FlakyPolicy>,
+    /// How often the tests a suite's JUnit reports show failing are re-run (with the runner's
+    /// own selection where qa-loop knows it) before they count as defects: a test that then
+    /// passes is flaky. Default 1; 0 turns re-runs off.
+    #[serde(default, deserialize_with = "de_reruns")]
+    #[schemars(range(max = 5))]
+    pub flaky_reruns: Option<u32>,
     /// Checks on the lines the change adds (debug statements, conflict markers, TODOs, keys).
     #[serde(default)]
     pub pattern_checks: Option<PatternChecksConfig>,
@@ -1040,6 +1051,7 @@ impl ConfigFile {
             timeout: self.timeout,
             parallel: self.parallel,
             flaky: self.flaky,
+            flaky_reruns: self.flaky_reruns,
             pattern_checks: self.pattern_checks.clone(),
             browser_verification: self.browser_verification.clone(),
         }
@@ -1180,6 +1192,15 @@ impl From<LegacyPrice> for crate::llm::registry::ModelEntry {
             context_window: p.context_window,
             ..Default::default()
         }
+    }
+}
+
+fn de_reruns<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    match Option::<u32>::deserialize(d)? {
+        Some(n) if n > 5 => Err(serde::de::Error::custom(
+            "must be at most 5 (a test that needs more re-runs to pass is not flaky but failing)",
+        )),
+        v => Ok(v),
     }
 }
 

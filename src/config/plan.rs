@@ -23,7 +23,7 @@ use super::strategy::{Check, Sourced};
 use crate::error::InputError;
 
 /// The settings of the config file's strategy, read from the plan with the config's rules.
-const OURS: [&str; 10] = [
+const OURS: [&str; 11] = [
     "risk_level",
     "acceptance_criteria",
     "unit_tests",
@@ -33,6 +33,7 @@ const OURS: [&str; 10] = [
     "timeout",
     "parallel",
     "flaky",
+    "flaky_reruns",
     "pattern_checks",
 ];
 

@@ -223,6 +223,8 @@ pub struct Strategy {
     /// Whether a test that passed only on a re-run blocks.
     #[serde(skip_serializing_if = "is_report")]
     pub flaky: super::file::FlakyPolicy,
+    /// How often failing tests are re-run before they count as defects.
+    pub flaky_reruns: u32,
     #[serde(skip)]
     pub conversations: Option<ConversationsConfig>,
     /// Pages verified in a headless browser (SPEC §12); `None` without pages or without the
@@ -301,6 +303,7 @@ impl Strategy {
             suites,
             parallel: layer.parallel.unwrap_or(false),
             flaky: layer.flaky.unwrap_or_default(),
+            flaky_reruns: layer.flaky_reruns.unwrap_or(1),
             conversations: layer.conversations.clone(),
             browser: layer
                 .browser_verification

@@ -11,6 +11,7 @@ pub mod junit;
 pub mod no_tests;
 pub mod patterns;
 pub mod process;
+pub mod select;
 mod xml;
 
 use std::future::Future;
@@ -324,54 +325,22 @@ impl Verifier {
             }
             return self.read_suite(suite, added, added_unknown);
         }
-        let mut runs = Vec::new();
-        let mut failure: Option<(String, String)> = None;
-        let started = std::time::SystemTime::now();
-        for (i, command) in suite.commands.iter().enumerate() {
-            tracing::info!(suite = %name, %command, "running");
-            let done = self
-                .launcher
-                .run(Job {
-                    command,
-                    cwd: &self.root,
-                    timeout: suite.timeout,
-                    head: process::EXCERPT_HEAD,
-                    tail: process::EXCERPT_TAIL,
-                    log: self.log_path(suite.kind, i),
-                })
-                .await;
-            tracing::info!(suite = %name, %command, outcome = %done.outcome.describe(), "finished");
-            let run = CommandRun {
-                suite: name.clone(),
-                command: command.clone(),
-                outcome: done.outcome,
-                duration_ms: done.duration.as_millis() as u64,
-                excerpt: done.output,
-                failure_lines: done.failure_lines,
-                output_bytes: done.bytes,
-                log: done.log.map(|p| display_path(&self.root, &p)),
-            };
-            if failure.is_none() && !run.outcome.passed() {
-                failure = Some((
-                    format!("`{command}` {}", run.outcome.describe()),
-                    failure_excerpt(&run),
-                ));
-            }
-            let cancelled = matches!(run.outcome, crate::model::CommandOutcome::Cancelled { .. });
-            runs.push(run);
-            if cancelled {
-                break;
-            }
-        }
-        // Reports are read after the suite's commands wrote them.
-        let tests = junit_results(&self.root, suite, Some(started));
+        let first = self.execute(suite, &suite.commands, 0).await;
+        let Execution {
+            runs,
+            failure,
+            tests,
+            started,
+        } = self.rerun_failing(suite, first).await;
         let mut main = match &failure {
             None => gate(
                 GateStatus::Passed,
                 format!("{} command(s) passed", runs.len()),
                 String::new(),
             ),
-            Some((summary, excerpt)) => gate(GateStatus::Failed, summary.clone(), excerpt.clone()),
+            Some((_, summary, excerpt)) => {
+                gate(GateStatus::Failed, summary.clone(), excerpt.clone())
+            }
         };
         if let Some(t) = &tests {
             apply_test_results(&mut main, t, &self.root, failure.is_none());
@@ -389,6 +358,204 @@ impl Verifier {
             }),
         );
         SuiteResult { gates, runs, tests }
+    }
+}
+
+/// What running some of a suite's commands produced.
+struct Execution {
+    runs: Vec<CommandRun>,
+    /// The first failed command: its index in the commands run, summary and excerpt.
+    failure: Option<(usize, String, String)>,
+    tests: Option<SuiteTests>,
+    started: std::time::SystemTime,
+}
+
+impl Verifier {
+    /// Runs `commands` of `suite` in order (logs numbered from `first_log`), then reads the
+    /// suite's JUnit reports they wrote.
+    async fn execute(&self, suite: &Suite, commands: &[String], first_log: usize) -> Execution {
+        let name = suite.kind.key();
+        let mut runs = Vec::new();
+        let mut failure = None;
+        let started = std::time::SystemTime::now();
+        for (i, command) in commands.iter().enumerate() {
+            tracing::info!(suite = %name, %command, "running");
+            let done = self
+                .launcher
+                .run(Job {
+                    command,
+                    cwd: &self.root,
+                    timeout: suite.timeout,
+                    head: process::EXCERPT_HEAD,
+                    tail: process::EXCERPT_TAIL,
+                    log: self.log_path(suite.kind, first_log + i),
+                })
+                .await;
+            tracing::info!(suite = %name, %command, outcome = %done.outcome.describe(), "finished");
+            let run = CommandRun {
+                suite: name.to_string(),
+                command: command.clone(),
+                outcome: done.outcome,
+                duration_ms: done.duration.as_millis() as u64,
+                excerpt: done.output,
+                failure_lines: done.failure_lines,
+                output_bytes: done.bytes,
+                log: done.log.map(|p| display_path(&self.root, &p)),
+            };
+            if failure.is_none() && !run.outcome.passed() {
+                failure = Some((
+                    i,
+                    format!("`{command}` {}", run.outcome.describe()),
+                    failure_excerpt(&run),
+                ));
+            }
+            let cancelled = matches!(run.outcome, crate::model::CommandOutcome::Cancelled { .. });
+            runs.push(run);
+            if cancelled {
+                break;
+            }
+        }
+        // Reports are read after the suite's commands wrote them.
+        let tests = junit_results(&self.root, suite, Some(started));
+        Execution {
+            runs,
+            failure,
+            tests,
+            started,
+        }
+    }
+
+    /// Re-runs the tests that failed (`flaky_reruns` times at most; SPEC §3.1), with the
+    /// runner's own selection when the suite's last command has one, else the whole suite. A
+    /// test that passes on its re-run is flaky: passed, marked, never a defect for the fixer.
+    /// The suite's coverage reports are the first run's (a narrowed re-run would shrink them).
+    async fn rerun_failing(&self, suite: &Suite, mut ex: Execution) -> Execution {
+        for _ in 0..self.strategy.flaky_reruns {
+            let Some(tests) = &ex.tests else { break };
+            let failing: Vec<&crate::model::TestCase> =
+                tests.cases.iter().filter(|c| c.is_failure()).collect();
+            if failing.is_empty() || ex.runs.iter().any(is_cancelled) {
+                break;
+            }
+            let last = suite.commands.len() - 1;
+            let narrowed = select::narrowed(&suite.commands[last], &failing);
+            tracing::info!(
+                suite = %suite.kind.key(),
+                failing = failing.len(),
+                how = if narrowed.is_some() { "the failing tests" } else { "the whole suite" },
+                "re-running what failed before it counts as a defect"
+            );
+            let commands = narrowed
+                .clone()
+                .map_or_else(|| suite.commands.clone(), |c| vec![c]);
+            // A narrowed re-run would leave coverage of those tests alone; a whole one measures
+            // everything again.
+            let kept = narrowed
+                .is_some()
+                .then(|| KeptReports::of(&self.root, &suite.coverage));
+            let again = self.execute(suite, &commands, ex.runs.len()).await;
+            if let Some(kept) = kept {
+                kept.restore();
+            }
+            ex = merge_rerun(ex, again, narrowed.map(|_| last));
+        }
+        ex
+    }
+}
+
+fn is_cancelled(run: &CommandRun) -> bool {
+    matches!(run.outcome, crate::model::CommandOutcome::Cancelled { .. })
+}
+
+/// A suite's first run and its re-run as one result. A narrowed re-run (of the command at
+/// `narrowed`) updates the tests it re-ran; a whole re-run is the suite's result. Either way a
+/// test that failed first and passed on the re-run is flaky.
+fn merge_rerun(first: Execution, again: Execution, narrowed: Option<usize>) -> Execution {
+    let mut runs = first.runs;
+    runs.extend(again.runs);
+    let (Some(before), Some(after)) = (first.tests, again.tests) else {
+        // No report from the re-run: the first run stands.
+        return Execution {
+            runs,
+            failure: first.failure,
+            tests: None,
+            started: first.started,
+        };
+    };
+    let key = |c: &crate::model::TestCase| (c.classname.clone(), c.name.clone());
+    let failed_before: std::collections::HashSet<_> = before
+        .cases
+        .iter()
+        .filter(|c| c.is_failure())
+        .map(key)
+        .collect();
+    let (mut tests, failure) = match narrowed {
+        None => (after, again.failure),
+        Some(command) => {
+            let rerun: std::collections::HashMap<_, _> =
+                after.cases.into_iter().map(|c| (key(&c), c)).collect();
+            let mut tests = before;
+            for case in tests.cases.iter_mut().filter(|c| c.is_failure()) {
+                if let Some(new) = rerun.get(&key(case)) {
+                    *case = new.clone();
+                }
+            }
+            // The re-run command's failure was these tests': gone when they all passed.
+            let cleared = again.failure.is_none()
+                && first.failure.as_ref().is_some_and(|(i, ..)| *i == command)
+                && !tests.cases.iter().any(|c| c.is_failure());
+            (tests, if cleared { None } else { first.failure })
+        }
+    };
+    for case in &mut tests.cases {
+        if failed_before.contains(&key(case)) && case.status == crate::model::CaseStatus::Passed {
+            case.flaky = true;
+        }
+    }
+    tests.counts = TestCounts::of(&tests.cases);
+    Execution {
+        runs,
+        failure,
+        tests: Some(tests),
+        started: first.started,
+    }
+}
+
+/// Reports kept across a re-run and written back after it, text and modification time (a
+/// stale report stays stale).
+struct KeptReports(Vec<(PathBuf, Vec<u8>, std::time::SystemTime)>);
+
+impl KeptReports {
+    fn of(root: &Path, globs: &[String]) -> Self {
+        let (paths, _) = expand_globs(root, globs);
+        KeptReports(
+            paths
+                .into_iter()
+                .filter_map(|p| {
+                    // Never through a link: a report linked to a file outside the checkout is
+                    // not copied into it.
+                    let modified = std::fs::symlink_metadata(&p)
+                        .and_then(|m| m.modified())
+                        .ok()?;
+                    let text = crate::nofollow::read_to_string(root, &p).ok()?;
+                    Some((p, text.into_bytes(), modified))
+                })
+                .collect(),
+        )
+    }
+
+    fn restore(self) {
+        for (path, bytes, modified) in self.0 {
+            let restored = crate::nofollow::write_atomic(&path, &bytes).and_then(|()| {
+                std::fs::File::options()
+                    .write(true)
+                    .open(&path)?
+                    .set_modified(modified)
+            });
+            if let Err(e) = restored {
+                tracing::warn!("cannot restore {} after the re-run: {e}", path.display());
+            }
+        }
     }
 }
 
@@ -1225,6 +1392,7 @@ mod tests {
             suites,
             parallel,
             flaky: FlakyPolicy::Report,
+            flaky_reruns: 1,
             conversations: None,
             browser: None,
             no_test_project: false,
