@@ -375,6 +375,7 @@ fn validate_view(inputs: &config::Inputs, json: bool, changed: Option<&[String]>
     for suite in &st.suites {
         suite_summary(&mut out, suite, changed);
     }
+    flaky_summary(&mut out, st);
     pattern_checks_summary(&mut out, st.pattern_checks.as_ref());
     if let Some(c) = st
         .conversations
@@ -517,6 +518,27 @@ fn suite_summary(out: &mut String, suite: &config::Suite, changed: Option<&[Stri
             out.push_str("  (a minimum without `coverage` reports: this gate fails)\n");
         }
     }
+    if suite.allow_no_tests {
+        out.push_str("  running no test passes (`allow_no_tests: true`)\n");
+    }
+}
+
+/// How failing tests are re-run, and what a flaky one does (only said when some suite reads
+/// JUnit reports, the only results that name tests).
+fn flaky_summary(out: &mut String, st: &config::Strategy) {
+    if st.suites.iter().all(|s| s.junit.is_empty()) {
+        return;
+    }
+    let policy = match st.flaky {
+        config::file::FlakyPolicy::Report => "reported, never blocking",
+        config::file::FlakyPolicy::Fail => "fail their suite (`flaky: fail`)",
+    };
+    out.push_str(&match st.flaky_reruns {
+        0 => format!("\nfailing tests: not re-run (`flaky_reruns: 0`); flaky ones are {policy}\n"),
+        n => format!(
+            "\nfailing tests: re-run {n} time(s) before they count as defects; those that pass then are flaky: {policy}\n"
+        ),
+    });
 }
 
 /// A path-filtered suite's paths, and whether it would run for the current change.
