@@ -435,3 +435,65 @@ fn reruns_are_one_test_and_a_correct_fix_after_a_rerun_is_approved() {
         }
     }
 }
+
+/// Issue 37, weakening judged by running the tests: a fix that loosens `assert add(2, 2) == 4`
+/// into a check that is not vacuous — a type check, a none check, a widened tolerance, a
+/// swallowed failure — passes every static detector. The test, as the fix left it, is run on
+/// the code before the fix (a scratch checkout): it passes there, so it no longer catches the
+/// defect; the iteration is rejected with an issue naming the test, and the fix request says so.
+#[test]
+fn a_fix_that_loosens_an_assertion_is_caught_by_running_the_test_on_the_old_code() {
+    for loosened in [
+        "    assert isinstance(add(2, 2), int)\n",
+        "    assert add(2, 2) is not None\n",
+        "    assert abs(add(2, 2) - 4) <= 10\n",
+        "    try:\n        assert add(2, 2) == 4\n    except AssertionError:\n        pass\n",
+    ] {
+        cheated(
+            vec![write(
+                "tests/test_calc.py",
+                &TESTS.replace("    assert add(2, 2) == 4\n", loosened),
+            )],
+            "`tests.test_calc::test_add` passes on the code before the fix",
+        );
+    }
+}
+
+/// A fix that repairs the code and strengthens the failing test (it still fails on the old
+/// code) is not a weakening: approved.
+#[test]
+fn a_fix_that_repairs_the_code_and_sharpens_the_test_is_approved() {
+    if !have_pytest() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sharper = TESTS.replace(
+        "    assert add(2, 2) == 4\n",
+        "    assert add(2, 2) == 4\n    assert add(-1, 1) == 0\n",
+    );
+    project(
+        d,
+        vec![
+            write("tests/test_calc.py", &sharper),
+            write(
+                "calc.py",
+                "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+            ),
+        ],
+        TESTS,
+    );
+    let o = replay_run(d, &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "approved: {stderr}");
+    let r = qa_result(d);
+    let last = r["history"].as_array().unwrap().last().unwrap().clone();
+    let gate = last["verification"]["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == "test_integrity")
+        .unwrap()
+        .clone();
+    assert_eq!(gate["status"], "passed", "{gate:#}");
+}

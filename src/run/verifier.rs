@@ -44,8 +44,13 @@ impl Guard {
     }
 
     /// The `test_integrity` gate for a pass after a fix (none before the first fix, or when the
-    /// tree could not be read — said in the log).
-    async fn after(&mut self, report: &VerificationReport) -> Option<crate::model::Gate> {
+    /// tree could not be read — said in the log). When the fixes changed tests that failed in
+    /// the first pass, those tests run, as the fixes left them, on the code before the fixes.
+    async fn after(
+        &mut self,
+        report: &VerificationReport,
+        verifier: &crate::verify::Verifier,
+    ) -> Option<crate::model::Gate> {
         let tree = self.tree_before_fixes.as_deref()?;
         let first = self.first.as_ref()?;
         let now = match crate::vcs::snapshot(&self.root, &self.own_paths).await {
@@ -62,12 +67,104 @@ impl Guard {
                 return None;
             }
         };
+        let old_code = self.old_code_run(tree, &diff, verifier).await;
         Some(crate::verify::integrity::check(
             first,
             report,
             &diff,
             &self.asked,
+            old_code,
         ))
+    }
+
+    /// The tests that failed before the fixes and that the fixes changed, run as the fixes left
+    /// them against the code before the fixes (`tree`), in a scratch checkout: one that passes
+    /// there no longer catches the defect. Dependencies the repository does not track
+    /// (`node_modules`, a virtualenv) are linked into the scratch checkout.
+    async fn old_code_run(
+        &self,
+        tree: &str,
+        diff: &str,
+        verifier: &crate::verify::Verifier,
+    ) -> Vec<crate::model::Finding> {
+        let first = match &self.first {
+            Some(f) => f,
+            None => return Vec::new(),
+        };
+        let candidates = crate::verify::integrity::old_code_candidates(first, diff, &self.asked);
+        if candidates.is_empty() {
+            return Vec::new();
+        }
+        let scratch = match self
+            .old_code_checkout(tree, diff, &verifier.report_roots())
+            .await
+        {
+            Ok(dir) => dir,
+            Err(e) => {
+                tracing::warn!(
+                    "the test-integrity guard cannot check the tests on the code before the fix: {e}"
+                );
+                return Vec::new();
+            }
+        };
+        let mut findings = Vec::new();
+        for (suite, tests) in candidates {
+            match verifier.run_tests_in(scratch.path(), suite, &tests).await {
+                Some(old) => {
+                    findings.extend(crate::verify::integrity::passing_on_old_code(&tests, &old))
+                }
+                None => tracing::warn!(
+                    "the tests of `{suite}` left no results on the code before the fix"
+                ),
+            }
+        }
+        findings
+    }
+
+    /// The code before the fixes with the test files as the fixes left them.
+    async fn old_code_checkout(
+        &self,
+        tree: &str,
+        diff: &str,
+        report_roots: &[String],
+    ) -> Result<tempfile::TempDir, String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        crate::vcs::materialize(&self.root, tree, dir.path()).await?;
+        for f in crate::verify::integrity::parse_diff(diff) {
+            let path = f.renamed_to.as_deref().unwrap_or(&f.path);
+            if !crate::verify::integrity::is_test_file(path) {
+                continue;
+            }
+            let to = dir.path().join(path);
+            match crate::nofollow::read_to_string(&self.root, &self.root.join(path)) {
+                Ok(text) => {
+                    if let Some(parent) = to.parent() {
+                        std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+                    }
+                    std::fs::write(&to, text).map_err(|e| e.to_string())?;
+                }
+                Err(_) => {
+                    let _ = std::fs::remove_file(&to);
+                }
+            }
+        }
+        // What the repository does not track but the tests need: linked, never copied — but
+        // not where the suites write their reports, which must stay the scratch checkout's own.
+        let entries = std::fs::read_dir(&self.root).map_err(|e| e.to_string())?;
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let shown = name.to_string_lossy();
+            let own = self
+                .own_paths
+                .iter()
+                .any(|p| p.trim_end_matches('/') == shown)
+                || report_roots.iter().any(|r| *r == shown);
+            if shown == ".git" || own || dir.path().join(&name).exists() {
+                continue;
+            }
+            let _ = std::os::unix::fs::symlink(entry.path(), dir.path().join(&name));
+        }
+        Ok(dir)
     }
 }
 
@@ -76,7 +173,7 @@ impl Verifier for RepoVerifier<'_> {
         self.passes += 1;
         let report = self.measure().await;
         let mut report = report;
-        if let Some(gate) = self.guard.after(&report).await {
+        if let Some(gate) = self.guard.after(&report, &self.verifier).await {
             if gate.status == crate::model::GateStatus::Failed {
                 tracing::warn!("{}", gate.summary);
             }

@@ -314,6 +314,18 @@ pub async fn snapshot(root: &Path, exclude: &[String]) -> Result<String, String>
         .to_string())
 }
 
+/// Writes the files of `tree` into `dest` (a scratch checkout of the project as it was), through
+/// an index of its own: the repository's index and working tree are untouched.
+pub async fn materialize(root: &Path, tree: &str, dest: &Path) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("cannot write the tree out: {e}"))?;
+    let index = dir.path().join("index");
+    let env = [("GIT_INDEX_FILE", index.as_path())];
+    git_with(root, &["read-tree", tree], &env).await?;
+    let prefix = format!("--prefix={}/", dest.display());
+    git_with(root, &["checkout-index", "-a", "-f", &prefix], &env).await?;
+    Ok(())
+}
+
 /// Stages every change of the working tree (.gitignore respected) except the `exclude` paths
 /// (qa-loop's own files, `.github/workflows/` unless allowed), in the index `env` names (the
 /// repository's own by default). Excluded paths keep their committed state: a tracked plan

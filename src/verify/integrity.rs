@@ -8,7 +8,11 @@
 //! - a test file deleted or renamed away;
 //! - assertions removed from a test file, or replaced by ones that always hold;
 //! - skip / ignore / xfail markers added (pytest, unittest, jest/vitest/mocha, Go, Rust,
-//!   JUnit 4/5 and Kotlin).
+//!   JUnit 4/5 and Kotlin);
+//! - a test that failed before the fix and, as the fix changed it, passes on the code before
+//!   the fix: it no longer catches the defect, however its check was loosened (the old-code run:
+//!   [`old_code_candidates`] chooses the tests, `run::verifier` runs them in a scratch checkout,
+//!   [`passing_on_old_code`] judges).
 //!
 //! Each finding is an issue (`unit_test`, high) of the `test_integrity` gate, which is required:
 //! the iteration is rejected whatever the reviewer says, and the next fix request says what was
@@ -244,10 +248,11 @@ pub fn check(
     after: &VerificationReport,
     fix_diff: &str,
     asked_by: &[Issue],
+    old_code: Vec<Finding>,
 ) -> Gate {
     let mut verdict = Verdict {
         asked: Asked { issues: asked_by },
-        findings: Vec::new(),
+        findings: old_code,
         allowed: Vec::new(),
     };
     // 1. Test cases and counts, per suite.
@@ -265,6 +270,71 @@ pub fn check(
         }
     }
     verdict.into_gate()
+}
+
+/// The tests the old-code run must check, per suite: those that failed in the run's first pass
+/// and whose test file the fixes changed (when the report names no file, any failing test of a
+/// suite once a test file changed), unless an issue asked for that test to change.
+pub fn old_code_candidates<'a>(
+    before: &'a VerificationReport,
+    fix_diff: &str,
+    asked_by: &[Issue],
+) -> Vec<(&'a str, Vec<&'a TestCase>)> {
+    let changed: Vec<String> = parse_diff(fix_diff)
+        .into_iter()
+        .filter(|f| !f.deleted && is_test_file(&f.path))
+        .map(|f| f.renamed_to.unwrap_or(f.path))
+        .collect();
+    if changed.is_empty() {
+        return Vec::new();
+    }
+    let asked = Asked { issues: asked_by };
+    before
+        .tests
+        .iter()
+        .map(|s| {
+            let cases = s
+                .cases
+                .iter()
+                .filter(|c| c.is_failure())
+                .filter(|c| {
+                    c.file
+                        .as_deref()
+                        .is_none_or(|f| changed.iter().any(|p| same_path(p, f)))
+                })
+                .filter(|c| {
+                    let file = c.file.as_deref().unwrap_or_default();
+                    asked.allows(file, Some(&c.name)).is_none()
+                })
+                .collect();
+            (s.suite.as_str(), cases)
+        })
+        .filter(|(_, cases): &(&str, Vec<&TestCase>)| !cases.is_empty())
+        .collect()
+}
+
+/// The old-code run's verdict: each test that failed before the fix and, as the fix left it,
+/// passes on the code before the fix no longer catches the defect — the fix weakened it.
+pub fn passing_on_old_code(tests: &[&TestCase], old: &SuiteTests) -> Vec<Finding> {
+    tests
+        .iter()
+        .filter(|t| {
+            old.cases.iter().any(|o| {
+                o.classname == t.classname && o.name == t.name && o.status == CaseStatus::Passed
+            })
+        })
+        .map(|t| {
+            finding(
+                format!(
+                    "`{}` passes on the code before the fix: the fix changed the test so it no longer catches the defect",
+                    t.full_name()
+                ),
+                t.file.as_deref(),
+                "Run as the fix left it against the code as it was before the fix, the test passed; before the fix it failed.".to_string(),
+                "Restore the test's check; fix the code it tests instead.",
+            )
+        })
+        .collect()
 }
 
 /// A finding of the guard: a unit-test issue of high severity.

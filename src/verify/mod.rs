@@ -374,6 +374,19 @@ impl Verifier {
     /// Runs `commands` of `suite` in order (logs numbered from `first_log`), then reads the
     /// suite's JUnit reports they wrote.
     async fn execute(&self, suite: &Suite, commands: &[String], first_log: usize) -> Execution {
+        self.execute_in(&self.root, suite, commands, Some(first_log))
+            .await
+    }
+
+    /// [`Self::execute`] in another checkout of the project (`root`), logs numbered from
+    /// `first_log` (none: not logged).
+    async fn execute_in(
+        &self,
+        root: &Path,
+        suite: &Suite,
+        commands: &[String],
+        first_log: Option<usize>,
+    ) -> Execution {
         let name = suite.kind.key();
         let mut runs = Vec::new();
         let mut failure = None;
@@ -384,11 +397,11 @@ impl Verifier {
                 .launcher
                 .run(Job {
                     command,
-                    cwd: &self.root,
+                    cwd: root,
                     timeout: suite.timeout,
                     head: process::EXCERPT_HEAD,
                     tail: process::EXCERPT_TAIL,
-                    log: self.log_path(suite.kind, first_log + i),
+                    log: first_log.and_then(|n| self.log_path(suite.kind, n + i)),
                 })
                 .await;
             tracing::info!(suite = %name, %command, outcome = %done.outcome.describe(), "finished");
@@ -400,7 +413,7 @@ impl Verifier {
                 excerpt: done.output,
                 failure_lines: done.failure_lines,
                 output_bytes: done.bytes,
-                log: done.log.map(|p| display_path(&self.root, &p)),
+                log: done.log.map(|p| display_path(root, &p)),
             };
             if failure.is_none() && !run.outcome.passed() {
                 failure = Some((
@@ -416,13 +429,48 @@ impl Verifier {
             }
         }
         // Reports are read after the suite's commands wrote them.
-        let tests = junit_results(&self.root, suite, Some(started));
+        let tests = junit_results(root, suite, Some(started));
         Execution {
             runs,
             failure,
             tests,
             started,
         }
+    }
+
+    /// The first path component of every suite's `junit` and `coverage` globs: where the
+    /// suites write their reports (`reports`, `coverage.xml`).
+    pub fn report_roots(&self) -> Vec<String> {
+        self.strategy
+            .suites
+            .iter()
+            .flat_map(|s| s.junit.iter().chain(&s.coverage))
+            .filter_map(|g| {
+                let g = g.trim_start_matches("./");
+                g.split('/').next().map(str::to_string)
+            })
+            .collect()
+    }
+
+    /// Runs `tests` of the suite named `suite` in `root` — another checkout, such as the code
+    /// before a fix with the fix's tests over it — with the runner's own selection when the
+    /// suite's last command has one, else the whole suite; their results there. Not logged.
+    pub async fn run_tests_in(
+        &self,
+        root: &Path,
+        suite: &str,
+        tests: &[&crate::model::TestCase],
+    ) -> Option<SuiteTests> {
+        let suite = self
+            .strategy
+            .suites
+            .iter()
+            .find(|s| s.kind.key() == suite && !s.commands.is_empty())?;
+        let last = suite.commands.len() - 1;
+        let commands = select::narrowed(&suite.commands[last], tests)
+            .map_or_else(|| suite.commands.clone(), |c| vec![c]);
+        tracing::info!(suite = %suite.kind.key(), tests = tests.len(), "running the tests the fix changed on the code before the fix");
+        self.execute_in(root, suite, &commands, None).await.tests
     }
 
     /// Re-runs the tests that failed (`flaky_reruns` times at most; SPEC §3.1), with the

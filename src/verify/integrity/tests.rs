@@ -70,7 +70,7 @@ fn a_deleted_test_and_its_vanished_case_are_found() {
         case("test_empty", CaseStatus::Passed),
     ]);
     let after = report(vec![case("test_empty", CaseStatus::Passed)]);
-    let g = check(&before, &after, DELETE, &[]);
+    let g = check(&before, &after, DELETE, &[], Vec::new());
     assert_eq!(g.status, GateStatus::Failed);
     assert!(g.required);
     assert_eq!(
@@ -115,6 +115,7 @@ fn skip_markers_in_every_language_are_found() {
             &VerificationReport::default(),
             &diff,
             &[],
+            Vec::new(),
         );
         assert_eq!(
             titles(&g),
@@ -140,6 +141,7 @@ fn removed_and_vacuous_assertions_are_found_a_rewrite_is_not() {
         &VerificationReport::default(),
         removed,
         &[],
+        Vec::new(),
     );
     assert_eq!(
         titles(&g),
@@ -157,6 +159,7 @@ fn removed_and_vacuous_assertions_are_found_a_rewrite_is_not() {
         &VerificationReport::default(),
         vacuous,
         &[],
+        Vec::new(),
     );
     assert_eq!(
         titles(&g),
@@ -175,6 +178,7 @@ fn removed_and_vacuous_assertions_are_found_a_rewrite_is_not() {
         &VerificationReport::default(),
         rewrite,
         &[],
+        Vec::new(),
     );
     assert_eq!(g.status, GateStatus::Passed, "{:?}", titles(&g));
     // Code outside test files is the fixer's job.
@@ -184,7 +188,8 @@ fn removed_and_vacuous_assertions_are_found_a_rewrite_is_not() {
             &VerificationReport::default(),
             &VerificationReport::default(),
             code,
-            &[]
+            &[],
+            Vec::new()
         )
         .status,
         GateStatus::Passed
@@ -202,14 +207,14 @@ fn a_skipped_case_and_a_suite_that_collects_nothing_are_found() {
         case("test_empty", CaseStatus::Passed),
     ]);
     assert_eq!(
-        titles(&check(&before, &skipped, "", &[])),
+        titles(&check(&before, &skipped, "", &[], Vec::new())),
         [
             "the fix made the test `test_total` skipped",
             "`unit_tests` runs 1 tests after the fix, 2 before"
         ]
     );
     let nothing = report(vec![]);
-    let g = check(&before, &nothing, "", &[]);
+    let g = check(&before, &nothing, "", &[], Vec::new());
     assert!(
         titles(&g).contains(&"`unit_tests` collects no tests after the fix (2 before)".to_string()),
         "{:?}",
@@ -235,6 +240,7 @@ fn a_test_an_issue_called_wrong_may_change_and_is_noted() {
         &VerificationReport::default(),
         diff,
         &[wrong],
+        Vec::new(),
     );
     assert_eq!(g.status, GateStatus::Passed);
     assert!(
@@ -251,6 +257,7 @@ fn a_test_an_issue_called_wrong_may_change_and_is_noted() {
         &VerificationReport::default(),
         diff,
         &[code],
+        Vec::new(),
     );
     assert_eq!(g.status, GateStatus::Failed);
 }
@@ -306,6 +313,7 @@ fn the_guard_s_own_finding_or_an_issue_about_a_test_file_allows_nothing() {
         &VerificationReport::default(),
         diff,
         &[own, missing],
+        Vec::new(),
     );
     assert_eq!(g.status, GateStatus::Failed);
 }
