@@ -497,3 +497,56 @@ fn a_fix_that_repairs_the_code_and_sharpens_the_test_is_approved() {
         .clone();
     assert_eq!(gate["status"], "passed", "{gate:#}");
 }
+
+/// Evidence for new tests: the fix repairs `add` and adds two tests; run on the code before the
+/// fix, `test_add_negative` fails there (it proves the fix) and `test_sub_again` passes there
+/// too (it proves nothing). The report and qa-loop's JUnit file say so per test.
+#[test]
+fn new_tests_are_run_on_the_old_code_and_say_whether_they_prove_the_fix() {
+    if !have_pytest() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let with_new = format!(
+        "{TESTS}\n\ndef test_add_negative():\n    assert add(-1, 1) == 0\n\n\ndef test_sub_again():\n    assert sub(5, 3) == 2\n"
+    );
+    project(
+        d,
+        vec![
+            write(
+                "calc.py",
+                "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+            ),
+            write("tests/test_calc.py", &with_new),
+        ],
+        TESTS,
+    );
+    let o = replay_run(d, &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "approved: {stderr}");
+    let report = std::fs::read_to_string(d.join(".qa-loop/qa_report.md")).unwrap();
+    assert!(
+        report.contains("🧪 `tests.test_calc::test_add_negative`: new test, fails on the code before the fix — proves the fix"),
+        "{report}"
+    );
+    assert!(
+        report.contains("⚠️ `tests.test_calc::test_sub_again`: new test, passes on the code before the fix too — proves nothing"),
+        "{report}"
+    );
+    let junit = std::fs::read_to_string(d.join(".qa-loop/qa-loop-junit.xml")).unwrap();
+    let case = |name: &str| {
+        junit
+            .split("<testcase ")
+            .find(|c| c.contains(&format!("name=\"{name}\"")))
+            .map(|c| c.split("</testcase>").next().unwrap_or(c).to_string())
+            .unwrap_or_else(|| panic!("{junit}"))
+    };
+    assert!(
+        case("test_add_negative").contains("proves the fix"),
+        "{junit}"
+    );
+    assert!(case("test_sub_again").contains("proves nothing"), "{junit}");
+    // The tests the first pass already had carry no such verdict.
+    assert!(!case("test_sub").contains("evidence"), "{junit}");
+}

@@ -187,6 +187,10 @@ pub struct TestCase {
     /// Failed on an earlier attempt and passed on the last (a runner's re-run or retry).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub flaky: bool,
+    /// A test a fix added, run on the code before the fix too: it failed there (it proves the
+    /// fix) or passed (it proves nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proves_fix: Option<bool>,
 }
 
 impl TestCase {

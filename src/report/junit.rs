@@ -159,6 +159,17 @@ fn ingested_case(c: &crate::model::TestCase) -> TestCase {
     if c.flaky {
         tc.add_property(("flaky", "true"));
     }
+    match c.proves_fix {
+        Some(true) => tc.add_property((
+            "evidence",
+            "fails on the code before the fix: proves the fix",
+        )),
+        Some(false) => tc.add_property((
+            "evidence",
+            "passes on the code before the fix too: proves nothing",
+        )),
+        None => &mut tc,
+    };
     tc
 }
 

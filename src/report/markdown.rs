@@ -320,6 +320,18 @@ fn suite_tests(out: &mut String, t: &SuiteTests) {
             failing.len() - FAILURES_SHOWN
         ));
     }
+    for c in t.cases.iter().filter(|c| c.proves_fix.is_some()) {
+        out.push_str(&match c.proves_fix {
+            Some(true) => format!(
+                "- 🧪 {}: new test, fails on the code before the fix — proves the fix\n",
+                code(&c.full_name())
+            ),
+            _ => format!(
+                "- ⚠️ {}: new test, passes on the code before the fix too — proves nothing\n",
+                code(&c.full_name())
+            ),
+        });
+    }
     let flaky: Vec<_> = t.cases.iter().filter(|c| c.flaky).collect();
     for c in flaky.iter().take(FAILURES_SHOWN) {
         out.push_str(&format!(
@@ -333,7 +345,8 @@ fn suite_tests(out: &mut String, t: &SuiteTests) {
             flaky.len() - FAILURES_SHOWN
         ));
     }
-    if !t.problems.is_empty() || !failing.is_empty() || !flaky.is_empty() {
+    let evidence = t.cases.iter().any(|c| c.proves_fix.is_some());
+    if !t.problems.is_empty() || !failing.is_empty() || !flaky.is_empty() || evidence {
         out.push('\n');
     }
 }

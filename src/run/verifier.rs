@@ -48,11 +48,11 @@ impl Guard {
     /// the first pass, those tests run, as the fixes left them, on the code before the fixes.
     async fn after(
         &mut self,
-        report: &VerificationReport,
+        report: &mut VerificationReport,
         verifier: &crate::verify::Verifier,
     ) -> Option<crate::model::Gate> {
         let tree = self.tree_before_fixes.as_deref()?;
-        let first = self.first.as_ref()?;
+        self.first.as_ref()?;
         let now = match crate::vcs::snapshot(&self.root, &self.own_paths).await {
             Ok(t) => t,
             Err(e) => {
@@ -67,14 +67,11 @@ impl Guard {
                 return None;
             }
         };
-        let old_code = self.old_code_run(tree, &diff, verifier).await;
-        Some(crate::verify::integrity::check(
-            first,
-            report,
-            &diff,
-            &self.asked,
-            old_code,
-        ))
+        let (old_code, evidence) = self.old_code_run(tree, &diff, report, verifier).await;
+        let first = self.first.as_ref()?;
+        let mut gate = crate::verify::integrity::check(first, report, &diff, &self.asked, old_code);
+        mark_evidence(report, &mut gate, evidence);
+        Some(gate)
     }
 
     /// The tests that failed before the fixes and that the fixes changed, run as the fixes left
@@ -85,15 +82,16 @@ impl Guard {
         &self,
         tree: &str,
         diff: &str,
+        report: &VerificationReport,
         verifier: &crate::verify::Verifier,
-    ) -> Vec<crate::model::Finding> {
-        let first = match &self.first {
-            Some(f) => f,
-            None => return Vec::new(),
+    ) -> (Vec<crate::model::Finding>, Vec<Evidence>) {
+        let Some(first) = &self.first else {
+            return (Vec::new(), Vec::new());
         };
         let candidates = crate::verify::integrity::old_code_candidates(first, diff, &self.asked);
-        if candidates.is_empty() {
-            return Vec::new();
+        let added = crate::verify::integrity::new_tests(first, report, diff);
+        if candidates.is_empty() && added.is_empty() {
+            return (Vec::new(), Vec::new());
         }
         let scratch = match self
             .old_code_checkout(tree, diff, &verifier.report_roots())
@@ -104,21 +102,28 @@ impl Guard {
                 tracing::warn!(
                     "the test-integrity guard cannot check the tests on the code before the fix: {e}"
                 );
-                return Vec::new();
+                return (Vec::new(), Vec::new());
             }
         };
+        let mut suites: Vec<&str> = candidates.iter().chain(&added).map(|(s, _)| *s).collect();
+        suites.dedup();
         let mut findings = Vec::new();
-        for (suite, tests) in candidates {
-            match verifier.run_tests_in(scratch.path(), suite, &tests).await {
-                Some(old) => {
-                    findings.extend(crate::verify::integrity::passing_on_old_code(&tests, &old))
-                }
-                None => tracing::warn!(
-                    "the tests of `{suite}` left no results on the code before the fix"
-                ),
-            }
+        let mut evidence = Vec::new();
+        for suite in suites {
+            let (failed, new) = (tests_of(&candidates, suite), tests_of(&added, suite));
+            let all: Vec<&crate::model::TestCase> = failed.iter().chain(&new).copied().collect();
+            let Some(old) = verifier.run_tests_in(scratch.path(), suite, &all).await else {
+                tracing::warn!("the tests of `{suite}` left no results on the code before the fix");
+                continue;
+            };
+            findings.extend(crate::verify::integrity::passing_on_old_code(&failed, &old));
+            evidence.extend(
+                crate::verify::integrity::evidence(&new, &old)
+                    .into_iter()
+                    .map(|(classname, name, proves)| (suite.to_string(), classname, name, proves)),
+            );
         }
-        findings
+        (findings, evidence)
     }
 
     /// The code before the fixes with the test files as the fixes left them.
@@ -168,12 +173,55 @@ impl Guard {
     }
 }
 
+/// The tests of `suite` in a per-suite list.
+fn tests_of<'t>(
+    list: &[(&str, Vec<&'t crate::model::TestCase>)],
+    suite: &str,
+) -> Vec<&'t crate::model::TestCase> {
+    list.iter()
+        .filter(|(s, _)| *s == suite)
+        .flat_map(|(_, t)| t.iter().copied())
+        .collect()
+}
+
+/// A new test's old-code verdict: suite, class, name, and whether it failed there.
+type Evidence = (String, String, String, bool);
+
+/// Marks each new test with its old-code verdict (report, check run, JUnit) and lists them on
+/// the integrity gate.
+fn mark_evidence(
+    report: &mut VerificationReport,
+    gate: &mut crate::model::Gate,
+    evidence: Vec<Evidence>,
+) {
+    for (suite, classname, name, proves) in evidence {
+        let case = report
+            .tests
+            .iter_mut()
+            .filter(|s| s.suite == suite)
+            .flat_map(|s| s.cases.iter_mut())
+            .find(|c| *c.classname == *classname && c.name == name);
+        if let Some(case) = case {
+            case.proves_fix = Some(proves);
+            gate.excerpt.push_str(&format!(
+                "new test `{}`: {}\n",
+                case.full_name(),
+                if proves {
+                    "fails on the code before the fix — proves the fix"
+                } else {
+                    "passes on the code before the fix too — proves nothing"
+                }
+            ));
+        }
+    }
+}
+
 impl Verifier for RepoVerifier<'_> {
     async fn verify(&mut self) -> VerificationReport {
         self.passes += 1;
         let report = self.measure().await;
         let mut report = report;
-        if let Some(gate) = self.guard.after(&report, &self.verifier).await {
+        if let Some(gate) = self.guard.after(&mut report, &self.verifier).await {
             if gate.status == crate::model::GateStatus::Failed {
                 tracing::warn!("{}", gate.summary);
             }

@@ -313,6 +313,64 @@ pub fn old_code_candidates<'a>(
         .collect()
 }
 
+/// The tests the fixes added as proof, per suite: passing now, absent from the first pass, in a
+/// test file the fixes changed (or anywhere, when the report names no file).
+pub fn new_tests<'a>(
+    before: &VerificationReport,
+    after: &'a VerificationReport,
+    fix_diff: &str,
+) -> Vec<(&'a str, Vec<&'a TestCase>)> {
+    let changed: Vec<String> = parse_diff(fix_diff)
+        .into_iter()
+        .filter(|f| !f.deleted && is_test_file(&f.path))
+        .map(|f| f.renamed_to.unwrap_or(f.path))
+        .collect();
+    if changed.is_empty() {
+        return Vec::new();
+    }
+    after
+        .tests
+        .iter()
+        .map(|s| {
+            let known: BTreeSet<(&str, &str)> = before
+                .tests
+                .iter()
+                .filter(|b| b.suite == s.suite)
+                .flat_map(|b| b.cases.iter().map(|c| (&*c.classname, c.name.as_str())))
+                .collect();
+            let cases = s
+                .cases
+                .iter()
+                .filter(|c| c.status == CaseStatus::Passed)
+                .filter(|c| !known.contains(&(&*c.classname, c.name.as_str())))
+                .filter(|c| {
+                    c.file
+                        .as_deref()
+                        .is_none_or(|f| changed.iter().any(|p| same_path(p, f)))
+                })
+                .collect();
+            (s.suite.as_str(), cases)
+        })
+        .filter(|(_, cases): &(&str, Vec<&TestCase>)| !cases.is_empty())
+        .collect()
+}
+
+/// Whether each of `tests` failed (`true`: it proves the fix) or passed (`false`: it proves
+/// nothing) in the old-code run; tests the run did not report are left out.
+pub fn evidence(tests: &[&TestCase], old: &SuiteTests) -> Vec<(String, String, bool)> {
+    tests
+        .iter()
+        .filter_map(|t| {
+            let o = old
+                .cases
+                .iter()
+                .find(|o| o.classname == t.classname && o.name == t.name)?;
+            (o.status != CaseStatus::Skipped)
+                .then(|| (t.classname.to_string(), t.name.clone(), o.is_failure()))
+        })
+        .collect()
+}
+
 /// The old-code run's verdict: each test that failed before the fix and, as the fix left it,
 /// passes on the code before the fix no longer catches the defect — the fix weakened it.
 pub fn passing_on_old_code(tests: &[&TestCase], old: &SuiteTests) -> Vec<Finding> {

@@ -137,6 +137,7 @@ mod tests {
             message: String::new(),
             detail: String::new(),
             flaky: false,
+            proves_fix: None,
         }
     }
 

@@ -16,6 +16,7 @@ fn case(name: &str, status: CaseStatus) -> TestCase {
         message: String::new(),
         detail: String::new(),
         flaky: false,
+        proves_fix: None,
     }
 }
 

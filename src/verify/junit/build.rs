@@ -197,6 +197,7 @@ impl<'t> Builder<'t> {
             message: String::new(),
             detail: String::new(),
             flaky: false,
+            proves_fix: None,
         };
         let mut class = None;
         for (key, raw) in attrs {
