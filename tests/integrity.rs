@@ -550,3 +550,80 @@ fn new_tests_are_run_on_the_old_code_and_say_whether_they_prove_the_fix() {
     // The tests the first pass already had carry no such verdict.
     assert!(!case("test_sub").contains("evidence"), "{junit}");
 }
+
+fn have_gotestsum() -> bool {
+    let ok = ["go", "gotestsum"].iter().all(|p| {
+        std::process::Command::new(p)
+            .arg(if *p == "go" { "version" } else { "--version" })
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if !ok {
+        assert!(
+            std::env::var_os("QA_LOOP_REAL_TOOLS").is_none(),
+            "go and gotestsum are not installed (.ci/run installs them)"
+        );
+        eprintln!("skipped: go or gotestsum is not installed");
+    }
+    ok
+}
+
+/// The old-code run with Go: gotestsum's JUnit, `go test -run` selection. A fix that widens
+/// `TestAdd`'s check until the bug passes it (and leaves `Add` wrong) is caught: the test, as
+/// the fix left it, passes on the code before the fix.
+#[test]
+fn a_loosened_go_test_is_caught_on_the_old_code() {
+    if !have_gotestsum() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("go.mod"), "module example.com/calc\n\ngo 1.19\n").unwrap();
+    std::fs::write(
+        d.join("calc.go"),
+        "package calc\n\nfunc Add(a, b int) int { return a - b }\n\nfunc Sub(a, b int) int { return a - b }\n",
+    )
+    .unwrap();
+    let tests = |add_check: &str| {
+        format!(
+            "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {{\n\tif got := Add(2, 2); {add_check} {{\n\t\tt.Fatalf(\"Add(2, 2) = %d\", got)\n\t}}\n}}\n\nfunc TestSub(t *testing.T) {{\n\tif Sub(5, 3) != 2 {{\n\t\tt.Fatal(\"sub\")\n\t}}\n}}\n"
+        )
+    };
+    std::fs::write(d.join("calc_test.go"), tests("got != 4")).unwrap();
+    let config = json!({"risk_level": "low", "max_iterations": 2, "recurring_threshold": 5,
+        "unit_tests": {"required": true,
+            "commands": ["gotestsum --junitfile reports/junit.xml -- ./..."],
+            "junit": ["reports/junit.xml"]}});
+    std::fs::write(d.join("qa-loop.json"), config.to_string()).unwrap();
+    std::fs::write(d.join(".gitignore"), ".qa-loop/\nsession.json\nreports/\n").unwrap();
+    git(d, &["init", "-q"]);
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "init"]);
+    let verdict = |status: &str, score: u8| {
+        json!({"role": "reviewer", "tool_calls": [{"id": "v", "name": "submit_verdict", "arguments": {
+        "status": status, "score": score, "confidence": 0.9, "summary": "s", "criteria": [], "issues": []}}]})
+    };
+    let finish = json!({"role": "fixer", "tool_calls": [{"id": "f", "name": "finish", "arguments": {"summary": "done"}}]});
+    std::fs::write(
+        d.join("session.json"),
+        json!({"calls": [verdict("rejected", 30), write("calc_test.go", &tests("got < -100")), finish, verdict("approved", 95)]}).to_string(),
+    )
+    .unwrap();
+    let o = replay_run(d, &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "not approved: {stderr}");
+    let r = qa_result(d);
+    let second = &r["history"][1];
+    let titles: Vec<&str> = second["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["title"].as_str().unwrap())
+        .collect();
+    assert!(
+        titles
+            .iter()
+            .any(|t| t.contains("`example.com/calc::TestAdd` passes on the code before the fix")),
+        "{titles:?}\n{stderr}"
+    );
+}

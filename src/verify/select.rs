@@ -1,5 +1,5 @@
 //! Running only some tests of a suite, with the runner's own selection: the suite's command
-//! with the runner's filter added — pytest `-k`, `go test -run`, jest and vitest `-t`,
+//! with the runner's filter added — pytest `-k`, `go test -run` (and gotestsum's), jest and vitest `-t`,
 //! node:test `--test-name-pattern`, cargo's name filters. Used to re-run failing tests before
 //! they count as defects (flaky tests). A command qa-loop cannot read as one of these runners
 //! (a pipe after it, a wrapper script, another runner) has no selection: the caller runs the
@@ -15,6 +15,8 @@ use crate::model::TestCase;
 pub enum Runner {
     Pytest,
     GoTest,
+    /// gotestsum: `go test`'s flags after its `--`.
+    Gotestsum,
     Jest,
     Vitest,
     NodeTest,
@@ -34,6 +36,14 @@ pub fn narrowed(command: &str, tests: &[&TestCase]) -> Option<String> {
     let filter = match runner {
         Runner::Pytest => format!("-k {}", quote(&names.join(" or "))),
         Runner::GoTest => format!("-run {}", quote(&format!("^({})$", names.join("|")))),
+        Runner::Gotestsum => {
+            let run = format!("-run {}", quote(&format!("^({})$", names.join("|"))));
+            if command.contains(" -- ") || command.trim_end().ends_with(" --") {
+                run
+            } else {
+                format!("-- {run}")
+            }
+        }
         Runner::Jest | Runner::Vitest => {
             let escaped: Vec<String> = names.iter().map(|n| regex_escape(n)).collect();
             format!("-t {}", quote(&escaped.join("|")))
@@ -78,6 +88,7 @@ pub fn runner_of(command: &str) -> Option<Runner> {
         "pytest" | "py.test" => Some(Runner::Pytest),
         p if p.starts_with("python") && w(1) == "-m" && w(2) == "pytest" => Some(Runner::Pytest),
         "go" if w(1) == "test" => Some(Runner::GoTest),
+        "gotestsum" => Some(Runner::Gotestsum),
         "jest" => Some(Runner::Jest),
         "vitest" => Some(Runner::Vitest),
         "npx" | "pnpm" | "yarn" | "bunx" => match w(1) {
@@ -98,7 +109,7 @@ fn base_name(runner: Runner, t: &TestCase) -> String {
     let name = t.name.as_str();
     match runner {
         Runner::Pytest => name.split('[').next().unwrap_or(name).to_string(),
-        Runner::GoTest => name.split('/').next().unwrap_or(name).to_string(),
+        Runner::GoTest | Runner::Gotestsum => name.split('/').next().unwrap_or(name).to_string(),
         Runner::Jest | Runner::Vitest | Runner::NodeTest | Runner::Cargo => name.to_string(),
     }
 }
@@ -160,6 +171,14 @@ mod tests {
         assert_eq!(
             narrowed("go test ./...", &[&x, &y]).as_deref(),
             Some("go test ./... -run '^(TestDiv|TestSum)$'")
+        );
+        assert_eq!(
+            narrowed("gotestsum --junitfile r.xml -- ./...", &[&y]).as_deref(),
+            Some("gotestsum --junitfile r.xml -- ./... -run '^(TestDiv)$'")
+        );
+        assert_eq!(
+            narrowed("gotestsum --junitfile r.xml", &[&y]).as_deref(),
+            Some("gotestsum --junitfile r.xml -- -run '^(TestDiv)$'")
         );
         let j = case("adds (1 + 2)");
         assert_eq!(
