@@ -532,3 +532,50 @@ fn a_test_that_passes_on_its_rerun_is_flaky_and_not_a_defect() {
         );
     }
 }
+
+/// The same with node:test and its JUnit reporter: the failing test is re-run alone
+/// (`--test-name-pattern`), passes, and is flaky; the suite passes.
+#[test]
+fn a_node_test_that_passes_on_its_rerun_is_flaky() {
+    if !have("node", &["--version"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("calc.test.js"),
+        "const test = require('node:test');\nconst assert = require('node:assert');\nconst fs = require('node:fs');\ntest('flaky', () => {\n  const n = fs.existsSync('.count') ? Number(fs.readFileSync('.count', 'utf8')) : 0;\n  fs.writeFileSync('.count', String(n + 1));\n  assert.ok(n >= 1, 'fails on its very first run only');\n});\ntest('adds', () => assert.strictEqual(1 + 2, 3));\n",
+    )
+    .unwrap();
+    let config = json!({"risk_level": "low", "unit_tests": {"required": true,
+        "commands": ["mkdir -p reports && node --test --test-reporter=junit --test-reporter-destination=reports/junit.xml"],
+        "junit": ["reports/junit.xml"]}});
+    std::fs::write(d.join("qa-loop.json"), config.to_string()).unwrap();
+    std::fs::write(
+        d.join(".gitignore"),
+        ".qa-loop/\nsession.json\nreports/\n.count\n",
+    )
+    .unwrap();
+    commit_all(d);
+    let o = run(d);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let result = qa_result(d);
+    let g = gate_of(&result, "unit_tests");
+    let summary = g["summary"].as_str().unwrap();
+    assert_eq!(g["status"], "passed", "{summary}\n{stderr}");
+    assert!(
+        summary.contains("2 tests: 2 passed, 1 flaky (passed on a re-run)"),
+        "{summary}"
+    );
+    assert_eq!(o.status.code(), Some(0), "approved: {stderr}");
+    let commands: Vec<&str> = result["history"][0]["verification"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["command"].as_str().unwrap())
+        .collect();
+    assert!(
+        commands.len() == 2 && commands[1].ends_with("--test-name-pattern='^(flaky)$'"),
+        "{commands:?}"
+    );
+}
