@@ -269,7 +269,7 @@ pub async fn merge_base(root: &Path, base: &str) -> String {
 
 /// The change under review, limited to `paths` (repository-relative, taken literally; all
 /// files when empty): `git diff <merge-base>` plus the untracked files (by name). The whole of a
-/// large change is read through [`crate::diffview::load`], which never holds it.
+/// large change is read by the diff view (a module above this one), which never holds it.
 pub async fn diff_paths(root: &Path, base: &DiffBase, paths: &[&str]) -> Result<String, String> {
     let base = merge_base(root, base.rev()?).await;
     let literal: Vec<String> = paths.iter().map(|p| format!(":(literal){p}")).collect();
