@@ -1,5 +1,6 @@
 //! Cutting text to a number of characters (never inside one), shared by the providers' and
-//! GitHub's error excerpts, check-run titles and the cross-run state; percent-encoding for URLs
+//! GitHub's error excerpts, check-run titles and the cross-run state; the one clipping rule for
+//! titles and messages a tool or a model wrote (`title`, `message`); percent-encoding for URLs
 //! (GitHub paths, and the form in which secrets are also redacted).
 
 /// The first `max` characters of `s` (all of `s` when it is shorter).
@@ -18,6 +19,48 @@ pub fn clip(s: &str, max: usize) -> String {
     } else {
         p.to_string()
     }
+}
+
+/// The longest title (an issue's, a finding's, a check-run annotation's): one line of at most
+/// this many characters.
+pub const TITLE_MAX: usize = 200;
+
+/// The longest message (an issue's description and fix, a failure's text, a verdict's summary
+/// or evidence) in characters; a longer one keeps its head and its tail (`head_tail`).
+pub const MESSAGE_MAX: usize = 4000;
+
+/// The one rule for a title a tool or a model wrote: its first non-empty line, trimmed, cut to
+/// `TITLE_MAX` characters (ending with `…` when cut).
+pub fn title(s: &str) -> String {
+    let line = s
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or_default();
+    clip(line, TITLE_MAX)
+}
+
+/// The one rule for a message a tool or a model wrote: at most `MESSAGE_MAX` characters, the
+/// head and the tail kept (a failure's assertion at the top, its stack at the bottom).
+pub fn message(s: &str) -> String {
+    head_tail(s, MESSAGE_MAX)
+}
+
+/// `s` within `max` characters: three quarters from its head, one quarter from its tail and a
+/// line between them saying how much was cut.
+pub fn head_tail(s: &str, max: usize) -> String {
+    let total = s.chars().count();
+    if total <= max {
+        return s.to_string();
+    }
+    let head = prefix(s, max * 3 / 4);
+    let tail_chars = max / 4;
+    let tail_start = s
+        .char_indices()
+        .nth(total - tail_chars)
+        .map_or(s.len(), |(i, _)| i);
+    let cut = total - head.chars().count() - tail_chars;
+    format!("{head}\n[… {cut} characters cut …]\n{}", &s[tail_start..])
 }
 
 /// Percent-encodes a path segment or query value (RFC 3986 unreserved characters kept).
@@ -71,6 +114,21 @@ pub fn visible(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn titles_are_one_short_line_and_messages_keep_head_and_tail() {
+        assert_eq!(title("\n  first line  \nsecond"), "first line");
+        let long = "x".repeat(300_000);
+        let t = title(&long);
+        assert_eq!(t.chars().count(), TITLE_MAX + 1);
+        assert!(t.ends_with('…'));
+        let text = format!("HEAD{}TAIL at calc.test.js:4:10", "é".repeat(300_000));
+        let m = message(&text);
+        assert!(m.chars().count() < MESSAGE_MAX + 60, "{}", m.len());
+        assert!(m.starts_with("HEAD") && m.ends_with("TAIL at calc.test.js:4:10"));
+        assert!(m.contains("characters cut"));
+        assert_eq!(message("short"), "short");
+    }
 
     #[test]
     fn visible_drops_every_hidden_carrier() {

@@ -73,7 +73,7 @@ fn validate_reads_a_real_plan_and_spec_and_names_every_source() {
         "  1. `slugify('Hello World')` returns `hello-world`\n      from spec.md:119 (Success Criteria)",
         "test_punctuation — `tests/test_textutils.py` — Punctuation is dropped\n      from spec.md:133 (QA Acceptance Criteria › Unit Tests)",
         "All unit tests pass\n      from spec.md:156 (QA Acceptance Criteria › QA Sign-off Requirements)",
-        "slugify('Hello World') returns 'hello-world'\n      from implementation_plan.json: final_acceptance[0]",
+        "Titles with punctuation produce slugs without punctuation\n      from implementation_plan.json: final_acceptance[1]",
         "New code has test coverage\n      from implementation_plan.json: verification_strategy.acceptance_criteria[1]",
         "  - subtask-2-1 (Slug endpoint): POST http://localhost:5000/api/slug answers 200\n      from implementation_plan.json: phases[1].subtasks[0].verification",
         "  - subtask-2-3 (End-to-end verification of the slug flow): end to end: Type a title on the article page → Verify the API answers the slug → Verify the preview shows it",
@@ -113,6 +113,161 @@ fn validate_reads_a_real_plan_and_spec_and_names_every_source() {
             "  1. Welcome message displays correctly\n      from quick.md:13 (Verification)"
         ),
         "{out}"
+    );
+}
+
+/// The criteria `validate --json` lists for `args`: (text, origin).
+fn criteria(dir: &Path, args: &[&str]) -> Vec<(String, String)> {
+    let mut all = vec!["validate", "--json"];
+    all.extend(args);
+    let o = qa(dir, &all);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: Value = serde_json::from_str(&text(&o.stdout)).unwrap();
+    v["strategy"]["criteria"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let s = |k: &str| c[k].as_str().unwrap().to_string();
+            (s("text"), s("origin"))
+        })
+        .collect()
+}
+
+/// Issue 38: the fixture spec and plan give only real criteria, each once: the plan's
+/// `slugify('Hello World') returns 'hello-world'` is the spec's
+/// `` `slugify('Hello World')` returns `hello-world` `` once Markdown is read (listed once,
+/// as the spec wrote it, from the spec).
+#[test]
+fn the_fixture_spec_and_plan_give_each_criterion_once() {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path());
+    let got = criteria(dir.path(), &["--plan", PLAN, "--spec", SPEC]);
+    let spec = |line: u32, at: &str| format!("spec.md:{line} ({at})");
+    let sc = "Success Criteria";
+    let qa = |sub: &str| format!("QA Acceptance Criteria › {sub}");
+    let plan = |key: &str| format!("implementation_plan.json: {key}");
+    let want: Vec<(&str, String)> = vec![
+        (
+            "`slugify('Hello World')` returns `hello-world`",
+            spec(119, sc),
+        ),
+        ("Punctuation is removed from slugs", spec(120, sc)),
+        ("No console errors", spec(121, sc)),
+        ("Existing tests still pass", spec(122, sc)),
+        ("New functionality verified via browser/API", spec(123, sc)),
+        (
+            "test_spaces — `tests/test_textutils.py` — Spaces become single hyphens",
+            spec(132, &qa("Unit Tests")),
+        ),
+        (
+            "test_punctuation — `tests/test_textutils.py` — Punctuation is dropped",
+            spec(133, &qa("Unit Tests")),
+        ),
+        (
+            "slug endpoint — backend ↔ frontend — POST /api/slug answers the slug",
+            spec(138, &qa("Integration Tests")),
+        ),
+        (
+            "Create article — 1. Type a title 2. Save — The URL uses the slug",
+            spec(143, &qa("End-to-End Tests")),
+        ),
+        (
+            "Article editor — `http://localhost:3000/articles/new` — Slug preview renders",
+            spec(148, &qa("Browser Verification (if frontend)")),
+        ),
+        (
+            "No migration needed — `ls migrations/` — No new files",
+            spec(153, &qa("Database Verification (if applicable)")),
+        ),
+        (
+            "All unit tests pass",
+            spec(156, &qa("QA Sign-off Requirements")),
+        ),
+        (
+            "All integration tests pass",
+            spec(157, &qa("QA Sign-off Requirements")),
+        ),
+        (
+            "All E2E tests pass",
+            spec(158, &qa("QA Sign-off Requirements")),
+        ),
+        (
+            "Browser verification complete (if applicable)",
+            spec(159, &qa("QA Sign-off Requirements")),
+        ),
+        (
+            "Database state verified (if applicable)",
+            spec(160, &qa("QA Sign-off Requirements")),
+        ),
+        (
+            "No regressions in existing functionality",
+            spec(161, &qa("QA Sign-off Requirements")),
+        ),
+        (
+            "Code follows established patterns",
+            spec(162, &qa("QA Sign-off Requirements")),
+        ),
+        (
+            "No security vulnerabilities introduced",
+            spec(163, &qa("QA Sign-off Requirements")),
+        ),
+        (
+            "Titles with punctuation produce slugs without punctuation",
+            plan("final_acceptance[1]"),
+        ),
+        (
+            "All existing tests pass",
+            plan("verification_strategy.acceptance_criteria[0]"),
+        ),
+        (
+            "New code has test coverage",
+            plan("verification_strategy.acceptance_criteria[1]"),
+        ),
+        (
+            "No security vulnerabilities detected",
+            plan("verification_strategy.acceptance_criteria[2]"),
+        ),
+    ];
+    let want: Vec<(String, String)> = want.into_iter().map(|(t, o)| (t.to_string(), o)).collect();
+    assert_eq!(got, want);
+}
+
+/// Issue 38: a spec for a library, as Auto-Claude's spec writer fills its template when most
+/// QA tables do not apply (`| N/A | shopcart | Single library, no service boundaries |`,
+/// `| N/A | - | - |`, `| - | - | - |`), gives only its real criteria; a real row's `-` cell
+/// is left out of its text; the `Files to Modify` and `Files to Reference` tables outside the
+/// criteria sections give none.
+#[test]
+fn a_library_spec_gives_no_placeholder_criteria() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture("spec_library.md"), dir.path().join("spec.md")).unwrap();
+    let got = criteria(dir.path(), &["--spec", "spec.md"]);
+    let texts: Vec<&str> = got.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(
+        texts,
+        vec![
+            "`apply_code('SAVE10')` takes **10%** off `Cart.total()`",
+            "Unknown codes raise `UnknownCode`",
+            "No console errors",
+            "Existing tests still pass",
+            "New functionality verified via browser/API",
+            "test_save10 — `tests/test_cart.py` — A 2000-cent cart with `SAVE10` totals 1800 cents",
+            "test_unknown_code — `tests/test_cart.py` — `UnknownCode` is raised, total unchanged",
+            "test_odd_cents — 10% of 1005 cents rounds half up to 101",
+            "All unit tests pass",
+            "All integration tests pass",
+            "All E2E tests pass",
+            "Browser verification complete (if applicable)",
+            "Database state verified (if applicable)",
+            "No regressions in existing functionality",
+            "Code follows established patterns",
+            "No security vulnerabilities introduced",
+        ]
+    );
+    assert_eq!(
+        got[7].1, "spec.md:136 (QA Acceptance Criteria › Unit Tests)",
+        "{got:?}"
     );
 }
 

@@ -377,7 +377,7 @@ fn reruns_are_one_test_and_a_correct_fix_after_a_rerun_is_approved() {
             .map(|c| c.split("</testcase>").next().unwrap_or(c).to_string())
             .unwrap_or_else(|| panic!("{junit}"));
         assert!(
-            flaky_case.contains("<property name=\"flaky\" value=\"true\"/>"),
+            flaky_case.contains("flaky: true (failed, then passed on a re-run)\n"),
             "{flaky_case}"
         );
         std::fs::remove_file(d.join(".flaky-count")).unwrap();
@@ -542,11 +542,17 @@ fn new_tests_are_run_on_the_old_code_and_say_whether_they_prove_the_fix() {
             .map(|c| c.split("</testcase>").next().unwrap_or(c).to_string())
             .unwrap_or_else(|| panic!("{junit}"))
     };
+    // In the case's `system-out` (junit-10.xsd allows no `<properties>` in a testcase).
     assert!(
-        case("test_add_negative").contains("proves the fix"),
+        case("test_add_negative")
+            .contains("evidence: fails on the code before the fix: proves the fix\n"),
         "{junit}"
     );
-    assert!(case("test_sub_again").contains("proves nothing"), "{junit}");
+    assert!(
+        case("test_sub_again")
+            .contains("evidence: passes on the code before the fix too: proves nothing\n"),
+        "{junit}"
+    );
     // The tests the first pass already had carry no such verdict.
     assert!(!case("test_sub").contains("evidence"), "{junit}");
 }
@@ -626,4 +632,113 @@ fn a_loosened_go_test_is_caught_on_the_old_code() {
             .any(|t| t.contains("`example.com/calc::TestAdd` passes on the code before the fix")),
         "{titles:?}\n{stderr}"
     );
+}
+
+/// jest's location of jest and jest-junit (`.ci/run` installs them there), or `None` (skipped).
+fn jest_modules() -> Option<std::path::PathBuf> {
+    let modules = std::env::var_os("QA_LOOP_JEST_DIR").map(std::path::PathBuf::from);
+    if modules.is_none() {
+        assert!(
+            std::env::var_os("QA_LOOP_REAL_TOOLS").is_none(),
+            "QA_LOOP_JEST_DIR is not set (.ci/run installs jest there)"
+        );
+        eprintln!("skipped: QA_LOOP_JEST_DIR is not set");
+    }
+    modules
+}
+
+/// The old-code run with jest: jest-junit's report, jest's `-t` selection. A fix that loosens
+/// `expect(add(2, 2)).toBe(4)` (a type check, a truthiness check, a widened range — none of them
+/// vacuous to a reader) and leaves `add` wrong is caught each time: the test, as the fix left it,
+/// passes on the code before the fix. A fix that repairs `add` instead is approved.
+#[test]
+fn a_loosened_jest_assertion_is_caught_on_the_old_code() {
+    let Some(modules) = jest_modules() else {
+        return;
+    };
+    let original = "expect(add(2, 2)).toBe(4);";
+    for (loosened, approved) in [
+        ("expect(typeof add(2, 2)).toBe('number');", false),
+        ("expect(add(2, 2)).toBeDefined();", false),
+        ("expect(add(2, 2)).toBeLessThan(10);", false),
+        (original, true),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        jest_project(d, &modules, original);
+        let fix = if approved {
+            write(
+                "src/calc.js",
+                "function add(a, b) { return a + b; }\nfunction sub(a, b) { return a - b; }\nmodule.exports = { add, sub };\n",
+            )
+        } else {
+            write("test/calc.test.js", &jest_tests(loosened))
+        };
+        let verdict = |status: &str, score: u8| {
+            json!({"role": "reviewer", "tool_calls": [{"id": "v", "name": "submit_verdict", "arguments": {
+            "status": status, "score": score, "confidence": 0.9, "summary": "s", "criteria": [], "issues": []}}]})
+        };
+        let finish = json!({"role": "fixer", "tool_calls": [{"id": "f", "name": "finish", "arguments": {"summary": "done"}}]});
+        std::fs::write(
+            d.join("session.json"),
+            json!({"calls": [verdict("rejected", 30), fix, finish, verdict("approved", 95)]})
+                .to_string(),
+        )
+        .unwrap();
+        let o = replay_run(d, &[]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let r = qa_result(d);
+        let second = &r["history"][1];
+        let titles: Vec<&str> = second["issues"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{r:#}\n{stderr}"))
+            .iter()
+            .map(|i| i["title"].as_str().unwrap())
+            .collect();
+        let caught = titles
+            .iter()
+            .any(|t| t.contains("adds` passes on the code before the fix"));
+        if approved {
+            assert_eq!(o.status.code(), Some(0), "{titles:?}\n{stderr}");
+            assert!(!caught, "{titles:?}");
+        } else {
+            assert_ne!(o.status.code(), Some(0), "{loosened}: {stderr}");
+            assert!(caught, "{loosened}: {titles:?}\n{stderr}");
+        }
+    }
+}
+
+fn jest_tests(add_check: &str) -> String {
+    format!(
+        "const {{ add, sub }} = require('../src/calc');\n\ntest('adds', () => {{\n  {add_check}\n}});\n\ntest('subtracts', () => {{\n  expect(sub(5, 3)).toBe(2);\n}});\n"
+    )
+}
+
+/// `add` subtracts; jest with jest-junit, the suite's command calling jest by its path.
+fn jest_project(d: &Path, modules: &Path, add_check: &str) {
+    std::fs::create_dir_all(d.join("src")).unwrap();
+    std::fs::create_dir_all(d.join("test")).unwrap();
+    std::fs::write(
+        d.join("src/calc.js"),
+        "function add(a, b) { return a - b; }\nfunction sub(a, b) { return a - b; }\nmodule.exports = { add, sub };\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("test/calc.test.js"), jest_tests(add_check)).unwrap();
+    std::fs::write(
+        d.join("package.json"),
+        r#"{"name": "calc", "version": "1.0.0"}"#,
+    )
+    .unwrap();
+    let command = format!(
+        "JEST_JUNIT_OUTPUT_FILE=reports/junit.xml {} --ci --rootDir . --reporters=default --reporters={}",
+        modules.join(".bin/jest").display(),
+        modules.join("jest-junit").display()
+    );
+    let config = json!({"risk_level": "low", "max_iterations": 2, "recurring_threshold": 5,
+        "unit_tests": {"required": true, "commands": [command], "junit": ["reports/junit.xml"]}});
+    std::fs::write(d.join("qa-loop.json"), config.to_string()).unwrap();
+    std::fs::write(d.join(".gitignore"), ".qa-loop/\nsession.json\nreports/\n").unwrap();
+    git(d, &["init", "-q"]);
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "init"]);
 }

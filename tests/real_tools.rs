@@ -579,3 +579,186 @@ fn a_node_test_that_passes_on_its_rerun_is_flaky() {
         "{commands:?}"
     );
 }
+
+/// Issue 38: jest's Clover report (`--coverageReporters=clover`, a `<coverage>` root like
+/// Cobertura's) is read as Clover, and the gate's line figure is jest's own (`json-summary`'s
+/// `total.lines`), `cond` lines included, with repository-relative file names.
+#[test]
+fn jest_clover_coverage_is_read_as_clover_with_jests_own_line_figure() {
+    let Some(modules) = std::env::var_os("QA_LOOP_JEST_DIR").map(std::path::PathBuf::from) else {
+        assert!(
+            std::env::var_os("QA_LOOP_REAL_TOOLS").is_none(),
+            "QA_LOOP_JEST_DIR is not set (.ci/run installs jest there)"
+        );
+        eprintln!("skipped: QA_LOOP_JEST_DIR is not set");
+        return;
+    };
+    let jest = modules.join(".bin/jest");
+    let reporter = modules.join("jest-junit");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("src/util")).unwrap();
+    std::fs::create_dir_all(d.join("test")).unwrap();
+    std::fs::write(
+        d.join("src/calc.js"),
+        "function sign(x) {\n  if (x > 0) {\n    return 'positive';\n  }\n  return x < 0 ? 'negative' : 'zero';\n}\n\nfunction unused(a) {\n  const b = a * 2;\n  return b + 1;\n}\n\nmodule.exports = { sign, unused };\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("src/util/pad.js"),
+        "function left(s, n) {\n  return s.padStart(n, ' ');\n}\n\nfunction right(s, n) {\n  return s.padEnd(n, ' ');\n}\n\nmodule.exports = { left, right };\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("test/calc.test.js"),
+        "const calc = require('../src/calc');\nconst pad = require('../src/util/pad');\ntest('sign', () => { expect(calc.sign(5)).toBe('positive'); });\ntest('left', () => { expect(pad.left('a', 3)).toBe('  a'); });\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("package.json"),
+        r#"{"name": "calc", "version": "1.0.0"}"#,
+    )
+    .unwrap();
+    let command = format!(
+        "JEST_JUNIT_OUTPUT_FILE=reports/junit.xml {} --ci --rootDir . --coverage --collectCoverageFrom='src/**/*.js' --coverageReporters=clover --coverageReporters=json-summary --coverageDirectory=reports/cov --reporters=default --reporters={}",
+        jest.display(),
+        reporter.display()
+    );
+    let config = json!({"risk_level": "low", "unit_tests": {"required": true,
+        "commands": [command], "junit": ["reports/junit.xml"],
+        "coverage": ["reports/cov/clover.xml"], "minimum_coverage": 50}});
+    std::fs::write(d.join("qa-loop.json"), config.to_string()).unwrap();
+    std::fs::write(d.join(".gitignore"), ".qa-loop/\nsession.json\nreports/\n").unwrap();
+    commit_all(d);
+    let o = run(d);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    // jest's own figure, from the same run.
+    let jest_summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(d.join("reports/cov/coverage-summary.json")).unwrap(),
+    )
+    .unwrap();
+    let lines = &jest_summary["total"]["lines"];
+    let (covered, total) = (
+        lines["covered"].as_u64().unwrap(),
+        lines["total"].as_u64().unwrap(),
+    );
+    assert!(total > covered && covered > 0, "{jest_summary}");
+    let g = gate_of(&qa_result(d), "coverage:unit_tests");
+    let summary = g["summary"].as_str().unwrap();
+    let expected = format!(
+        "line coverage {:.1}% ({covered}/{total}) from reports/cov/clover.xml (Clover)",
+        covered as f64 * 100.0 / total as f64
+    );
+    assert!(
+        summary.starts_with(&expected),
+        "{summary}\nexpected: {expected}\n{stderr}"
+    );
+    assert_eq!(g["status"], "passed", "{summary}");
+    // The least covered files, named from the repository root (Clover's `path` is absolute).
+    let details = g.to_string();
+    assert!(
+        details.contains("src/util/pad.js") && !details.contains(&d.display().to_string()),
+        "{g:#}"
+    );
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+}
+
+/// Issue 38: PHPUnit with pcov writes Clover (`--coverage-clover`); the gate's line figure is
+/// PHPUnit's own "Lines:" (`--coverage-text`, from a second real run), and its JUnit is read.
+#[test]
+fn phpunit_clover_coverage_equals_phpunits_own_line_figure() {
+    if !have("php", &["-r", "exit(extension_loaded('pcov') ? 0 : 1);"])
+        || !have("phpunit", &["--version"])
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("src/Util")).unwrap();
+    std::fs::create_dir_all(d.join("tests")).unwrap();
+    std::fs::write(
+        d.join("src/Calc.php"),
+        "<?php\ndeclare(strict_types=1);\n\nnamespace App;\n\nfinal class Calc\n{\n    public function add(int $a, int $b): int\n    {\n        return $a + $b;\n    }\n\n    public function sign(int $a): string\n    {\n        if ($a > 0) {\n            return 'positive';\n        }\n        if ($a < 0) {\n            return 'negative';\n        }\n        return 'zero';\n    }\n\n    public function unused(int $a): int\n    {\n        $b = $a * 2;\n        return $b + 1;\n    }\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("src/Util/strings.php"),
+        "<?php\ndeclare(strict_types=1);\n\nfunction shout(string $s): string\n{\n    $upper = strtoupper($s);\n    return $upper . '!';\n}\n\nfunction whisper(string $s): string\n{\n    return strtolower($s);\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("tests/CalcTest.php"),
+        "<?php\ndeclare(strict_types=1);\n\nuse App\\Calc;\nuse PHPUnit\\Framework\\TestCase;\n\nrequire_once __DIR__ . '/../src/Calc.php';\nrequire_once __DIR__ . '/../src/Util/strings.php';\n\nfinal class CalcTest extends TestCase\n{\n    public function testAdd(): void\n    {\n        $this->assertSame(3, (new Calc())->add(1, 2));\n    }\n\n    public function testSign(): void\n    {\n        $this->assertSame('positive', (new Calc())->sign(5));\n    }\n\n    public function testShout(): void\n    {\n        $this->assertSame('HI!', shout('hi'));\n    }\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("phpunit.xml"),
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<phpunit colors=\"false\" cacheResult=\"false\">\n  <testsuites>\n    <testsuite name=\"unit\"><directory>tests</directory></testsuite>\n  </testsuites>\n  <coverage>\n    <include><directory suffix=\".php\">src</directory></include>\n  </coverage>\n</phpunit>\n",
+    )
+    .unwrap();
+    let phpunit = "php -d pcov.enabled=1 -d pcov.directory=src \"$(command -v phpunit)\"";
+    let config = json!({"risk_level": "low", "unit_tests": {"required": true,
+        "commands": [format!("{phpunit} --coverage-clover reports/clover.xml --log-junit reports/junit.xml")],
+        "junit": ["reports/junit.xml"], "coverage": ["reports/clover.xml"], "minimum_coverage": 40}});
+    std::fs::write(d.join("qa-loop.json"), config.to_string()).unwrap();
+    std::fs::write(d.join(".gitignore"), ".qa-loop/\nsession.json\nreports/\n").unwrap();
+    commit_all(d);
+    let o = run(d);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let result = qa_result(d);
+    let unit = gate_of(&result, "unit_tests");
+    assert!(
+        unit["summary"].as_str().unwrap().contains("3 passed"),
+        "{unit}\n{stderr}"
+    );
+    // PHPUnit's own figure: ` Summary:` … `  Lines:   55.56% (5/9)`.
+    let text = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{phpunit} --coverage-text"))
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    let lines = text
+        .split_once("Summary:")
+        .and_then(|(_, s)| s.lines().find(|l| l.trim_start().starts_with("Lines:")))
+        .unwrap_or_else(|| panic!("no Lines: in PHPUnit's summary:\n{text}"));
+    let (percent, counts) = lines
+        .trim()
+        .trim_start_matches("Lines:")
+        .trim()
+        .split_once(' ')
+        .unwrap();
+    let (covered, total) = counts
+        .trim_matches(|c| c == '(' || c == ')')
+        .split_once('/')
+        .unwrap();
+    let (covered, total): (u64, u64) = (
+        covered.trim().parse().unwrap(),
+        total.trim().parse().unwrap(),
+    );
+    assert!(total > covered && covered > 0, "{lines}");
+    let g = gate_of(&result, "coverage:unit_tests");
+    let summary = g["summary"].as_str().unwrap();
+    let expected = format!(
+        "line coverage {:.1}% ({covered}/{total}) from reports/clover.xml (Clover)",
+        covered as f64 * 100.0 / total as f64
+    );
+    assert!(
+        summary.starts_with(&expected),
+        "{summary}\nexpected: {expected} (PHPUnit: {lines})"
+    );
+    let ours: f64 = covered as f64 * 100.0 / total as f64;
+    let theirs: f64 = percent.trim_end_matches('%').parse().unwrap();
+    assert!(
+        (ours - theirs).abs() < 0.005,
+        "{ours} vs PHPUnit's {percent}"
+    );
+    assert_eq!(g["status"], "passed", "{summary}");
+    let details = g.to_string();
+    assert!(
+        details.contains("src/Calc.php") && !details.contains(&d.display().to_string()),
+        "{g:#}"
+    );
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+}

@@ -500,6 +500,9 @@ fn suite_summary(out: &mut String, suite: &config::Suite, changed: Option<&[Stri
         ),
         _ => {}
     }
+    if let Some(dir) = &suite.working_directory {
+        out.push_str(&format!("  in {dir}/ (`working_directory`)\n"));
+    }
     for (c, from) in suite.commands.iter().zip(&suite.sources) {
         out.push_str(&format!("  $ {c}\n      from {from}\n"));
     }

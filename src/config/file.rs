@@ -323,6 +323,10 @@ pub struct SuiteConfig {
     /// A suite that executes no test passes (default false: it fails with "ran no tests").
     #[serde(default)]
     pub allow_no_tests: Option<bool>,
+    /// Where the suite's commands run and where its `junit`/`coverage` globs and the relative
+    /// paths inside its reports start (a monorepo package: `web`), relative to the repository.
+    #[serde(default, deserialize_with = "de_workdir")]
+    pub working_directory: Option<String>,
     /// Where each command came from when it is not the config file (the plan's key paths).
     #[serde(skip)]
     pub origins: Vec<String>,
@@ -337,6 +341,26 @@ pub fn glob_pattern(glob: &str) -> Result<glob::Pattern, String> {
         g.to_string()
     };
     glob::Pattern::new(&g).map_err(|e| format!("`{glob}` is not a glob: {e}"))
+}
+
+/// A directory inside the repository, normalised (`./web/` → `web`; `.` → none).
+fn de_workdir<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let Some(dir) = Option::<String>::deserialize(d)? else {
+        return Ok(None);
+    };
+    let mut parts = Vec::new();
+    for c in std::path::Path::new(dir.trim()).components() {
+        match c {
+            std::path::Component::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
+            std::path::Component::CurDir => {}
+            _ => {
+                return Err(serde::de::Error::custom(format!(
+                    "working_directory `{dir}` must be a directory inside the repository (relative, no `..`)"
+                )));
+            }
+        }
+    }
+    Ok((!parts.is_empty()).then(|| parts.join("/")))
 }
 
 fn de_globs<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {

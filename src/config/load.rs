@@ -257,18 +257,19 @@ fn parse_criteria_sections(
             continue;
         }
         if let Some(level) = heading_level(trimmed) {
+            scan.table = Table::Outside;
             scan.heading(level, trimmed);
             continue;
         }
         if scan.section_level.is_none() || trimmed.is_empty() {
-            scan.table_row = false;
+            scan.table = Table::Outside;
             continue;
         }
         if let Some(cells) = table_cells(trimmed) {
             scan.table_line(cells, line_no);
             continue;
         }
-        scan.table_row = false;
+        scan.table = Table::Outside;
         scan.list_line(raw, trimmed, line_no)?;
     }
     Ok(scan.criteria)
@@ -287,8 +288,19 @@ struct CriteriaScan<'a> {
     /// The criteria section's title and the latest heading under it.
     section: String,
     sub: String,
-    /// Whether the line before was a table row (whose criterion a separator row drops).
-    table_row: bool,
+    /// Where in a table the line before was.
+    table: Table,
+}
+
+/// Where a scan is in a Markdown table.
+enum Table {
+    /// Not in a table: the line before was no table row.
+    Outside,
+    /// After a table's first row: its cells (the header, if a separator row follows) and
+    /// whether it gave a criterion (which the separator row takes back).
+    FirstRow { cells: Vec<String>, pushed: bool },
+    /// In a table's body; `criteria` is false for a table whose header names no check.
+    Body { criteria: bool },
 }
 
 impl<'a> CriteriaScan<'a> {
@@ -306,7 +318,7 @@ impl<'a> CriteriaScan<'a> {
             section_level: None,
             section: String::new(),
             sub: String::new(),
-            table_row: false,
+            table: Table::Outside,
         }
     }
 
@@ -339,25 +351,41 @@ impl<'a> CriteriaScan<'a> {
         }
     }
 
-    /// A table row is a criterion (its cells joined); the header row is dropped when the
-    /// separator row under it comes.
+    /// A table row is a criterion: its real cells joined with ` — ` ([`table_row_criterion`]).
+    /// The header row is taken back when the separator row under it comes, and a table whose
+    /// header names no check ([`context_table`]) gives none.
     fn table_line(&mut self, cells: Vec<&str>, line_no: u64) {
         if cells
             .iter()
             .all(|c| c.chars().all(|ch| matches!(ch, '-' | ':' | ' ')))
         {
-            if self.table_row {
-                self.criteria.pop();
+            if let Table::FirstRow { cells, pushed } =
+                std::mem::replace(&mut self.table, Table::Outside)
+            {
+                if pushed {
+                    self.criteria.pop();
+                }
+                self.table = Table::Body {
+                    criteria: !context_table(&cells),
+                };
             }
-            self.table_row = false;
             return;
         }
-        let text: Vec<&str> = cells.into_iter().filter(|c| !c.is_empty()).collect();
-        if !text.is_empty() {
+        let wanted = !matches!(self.table, Table::Body { criteria: false });
+        let text = table_row_criterion(&cells).filter(|_| wanted);
+        let pushed = text.is_some();
+        if let Some(text) = text {
             let origin = self.origin(line_no);
-            self.criteria.push(Sourced::new(text.join(" — "), origin));
+            self.criteria.push(Sourced::new(text, origin));
         }
-        self.table_row = true;
+        self.table = match self.table {
+            Table::Outside => Table::FirstRow {
+                cells: cells.iter().map(|c| c.to_string()).collect(),
+                pushed,
+            },
+            Table::FirstRow { .. } => Table::Body { criteria: true },
+            Table::Body { criteria } => Table::Body { criteria },
+        };
     }
 
     /// A list item is a criterion; an indented line under one continues it.
@@ -396,6 +424,82 @@ const CRITERIA_SECTIONS: [&str; 4] = [
     "qa acceptance criteria",
     "verification",
 ];
+
+/// The criterion a table row states: its cells that are not placeholders ([`placeholder`]),
+/// joined with ` — `. None when every cell is a placeholder (`| N/A | - | - |`), or when the
+/// first cell — what the row is about: the test, flow, page or check of Auto-Claude's tables —
+/// says there is none (`N/A`, `None`, `Not applicable`, `N/A (no UI)`): such a row says that
+/// nothing of its kind applies (`| N/A | shopcart | Single library, no service boundaries |`).
+fn table_row_criterion(cells: &[&str]) -> Option<String> {
+    if cells.first().is_some_and(|c| says_none(c)) {
+        return None;
+    }
+    let real: Vec<&str> = cells.iter().copied().filter(|c| !placeholder(c)).collect();
+    (!real.is_empty()).then(|| real.join(" — "))
+}
+
+/// A table cell's text without the emphasis or code span around it (`*N/A*`, `` `-` ``).
+fn bare_cell(cell: &str) -> &str {
+    cell.trim().trim_matches(['*', '_', '`']).trim()
+}
+
+/// A cell that holds no content: empty, a dash (`-`, `--`, `—`, `–`), `N/A`, `TBD`, `None`,
+/// `Not applicable` (any case, with or without emphasis).
+fn placeholder(cell: &str) -> bool {
+    let c = bare_cell(cell);
+    c.chars().all(|ch| matches!(ch, '-' | '—' | '–'))
+        || ["n/a", "n.a.", "na", "tbd", "none", "not applicable"]
+            .iter()
+            .any(|p| c.eq_ignore_ascii_case(p))
+}
+
+/// A cell saying there is none: `N/A`, `None`, `Not applicable`, alone or followed by a reason
+/// (`N/A (library only)`, `N/A - no frontend`, `None: no UI`).
+fn says_none(cell: &str) -> bool {
+    let c = bare_cell(cell).to_ascii_lowercase();
+    c == "na"
+        || ["n/a", "n.a.", "none", "not applicable"].iter().any(|p| {
+            c.strip_prefix(p).is_some_and(|rest| {
+                let rest = rest.trim_start();
+                rest.is_empty() || rest.starts_with(['(', '-', '—', '–', ':', ',', ';', '.'])
+            })
+        })
+}
+
+/// Column names of the tables Auto-Claude's spec writer puts outside its criteria (`Files to
+/// Modify`: File, Service, What to Change; `Files to Reference`: File, Pattern to Copy) and of
+/// service, library and environment tables (Service, Port, URL, Library, Role, …).
+const CONTEXT_COLUMNS: [&str; 20] = [
+    "file",
+    "files",
+    "path",
+    "service",
+    "services",
+    "what to change",
+    "pattern to copy",
+    "pattern",
+    "port",
+    "url",
+    "library",
+    "libraries",
+    "package",
+    "dependency",
+    "language",
+    "framework",
+    "version",
+    "role",
+    "variable",
+    "value",
+];
+
+/// A table whose header names no check: every column is one of [`CONTEXT_COLUMNS`] (a table
+/// of files, services or libraries, not of criteria).
+fn context_table(header: &[String]) -> bool {
+    header.iter().all(|h| {
+        let h = bare_cell(h).to_lowercase();
+        CONTEXT_COLUMNS.contains(&h.as_str())
+    })
+}
 
 /// The cells of a Markdown table row (`| a | b |`), trimmed.
 fn table_cells(line: &str) -> Option<Vec<&str>> {
@@ -716,5 +820,73 @@ mod tests {
             parse_spec_criteria(Path::new("spec.md"), quick).unwrap(),
             vec![Sourced::new("`pytest` passes", "spec.md:4 (Verification)")]
         );
+    }
+
+    /// Issue 38: placeholder rows of a spec's tables are no criteria. A row whose cells are all
+    /// placeholders, or whose first cell (the test, flow, page or check) says there is none,
+    /// is dropped; placeholder cells of a real row are left out of its text; a table of files
+    /// or services in a criteria section gives none; a real row's dashes and words stay.
+    #[test]
+    fn table_placeholders_and_context_tables_give_no_criteria() {
+        let spec = "## QA Acceptance Criteria\n\n### Unit Tests\n| Test | File | What to Verify |\n|---|---|---|\n| test_total | `tests/test_cart.py` | Totals add up |\n| Doctests | - | README examples run |\n| **N/A** | shopcart | Single library, no service boundaries |\n| N/A (no frontend) | — | – |\n| TBD | n/a |  |\n| None of the prices | tests/x.py | go negative |\n| x-y | – | re-runs — pass |\n\n### Integration Tests\n| N/A | - | - |\n|-----|---|---|\n| api | backend ↔ db | saves |\n### Services\n| Service | Role | Port |\n|---|---|---|\n| backend | primary | 5000 |\n\n### Files\n| File | What to Change |\n|---|---|\n| `cart.py` | Add discounts |\n";
+        let got: Vec<String> = parse_spec_criteria(Path::new("spec.md"), spec)
+            .unwrap()
+            .into_iter()
+            .map(|c| format!("{} @ {}", c.text, c.origin))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                "test_total — `tests/test_cart.py` — Totals add up @ spec.md:6 (QA Acceptance Criteria › Unit Tests)",
+                "Doctests — README examples run @ spec.md:7 (QA Acceptance Criteria › Unit Tests)",
+                "None of the prices — tests/x.py — go negative @ spec.md:11 (QA Acceptance Criteria › Unit Tests)",
+                "x-y — re-runs — pass @ spec.md:12 (QA Acceptance Criteria › Unit Tests)",
+                "api — backend ↔ db — saves @ spec.md:17 (QA Acceptance Criteria › Integration Tests)",
+            ]
+        );
+    }
+
+    #[test]
+    fn placeholder_cells_are_recognised() {
+        for p in [
+            "",
+            " ",
+            "-",
+            "--",
+            "—",
+            "–",
+            "N/A",
+            "n/a",
+            "*N/A*",
+            "`-`",
+            "TBD",
+            "None",
+            "Not applicable",
+            "NA",
+        ] {
+            assert!(placeholder(p), "{p:?}");
+        }
+        for r in ["x", "0", "No", "N/A (library)", "-v", "None of them"] {
+            assert!(!placeholder(r), "{r:?}");
+        }
+        for n in [
+            "N/A",
+            "n/a (library only)",
+            "N/A - no frontend",
+            "None: no UI",
+            "_Not applicable_",
+        ] {
+            assert!(says_none(n), "{n:?}");
+        }
+        for r in [
+            "None of the prices",
+            "Nonempty cart",
+            "N/Answer",
+            "TBD",
+            "-",
+            "",
+        ] {
+            assert!(!says_none(r), "{r:?}");
+        }
     }
 }

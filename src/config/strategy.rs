@@ -90,6 +90,10 @@ pub struct Suite {
     /// Executing no test passes (else the suite fails: "ran no tests").
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub allow_no_tests: bool,
+    /// Where the commands run, relative to the repository (`junit`/`coverage` globs are already
+    /// joined to it); `None`: the repository's root.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub working_directory: Option<String>,
 }
 
 impl Suite {
@@ -266,6 +270,11 @@ impl Strategy {
         ] {
             let cfg = cfg.clone().unwrap_or_default();
             let (required, required_by) = match cfg.required {
+                // `required: true` where the risk level requires the suite anyway: required by
+                // the risk level (so `paths:` cannot skip it; docs/configuration.md).
+                Some(true) if kind.required_at(risk) && !cfg.commands.is_empty() => {
+                    (true, RequiredBy::RiskLevel)
+                }
                 Some(r) => (r, RequiredBy::Config),
                 // The risk rule requires suites that exist; `critical` requires e2e regardless.
                 None => (
@@ -347,8 +356,9 @@ fn suite(
             })
             .collect(),
         commands: cfg.commands,
-        junit: cfg.junit,
-        coverage: cfg.coverage,
+        junit: in_dir(&cfg.working_directory, cfg.junit),
+        coverage: in_dir(&cfg.working_directory, cfg.coverage),
+        working_directory: cfg.working_directory,
         minimum_coverage: cfg.minimum_coverage,
         flows: cfg.flows,
         paths: cfg.paths,
@@ -358,7 +368,18 @@ fn suite(
     }
 }
 
-/// Merges criteria lists in order, dropping repeats (case, spacing and final punctuation ignored).
+/// Globs relative to a suite's working directory, made relative to the repository.
+fn in_dir(dir: &Option<String>, globs: Vec<String>) -> Vec<String> {
+    match dir {
+        None => globs,
+        Some(dir) => globs
+            .into_iter()
+            .map(|g| format!("{dir}/{}", g.trim_start_matches("./")))
+            .collect(),
+    }
+}
+
+/// Merges criteria lists in order, dropping repeats ([`criterion_key`]).
 pub fn merge_criteria<const N: usize>(
     lists: [(CriterionSource, Vec<Sourced>); N],
 ) -> Vec<Criterion> {
@@ -369,22 +390,14 @@ pub fn merge_criteria<const N: usize>(
     out
 }
 
-/// Appends `list` to `criteria`, dropping repeats of what is there (case, spacing and final
-/// punctuation ignored).
+/// Appends `list` to `criteria`, dropping repeats of what is there and of each other (the same
+/// [`criterion_key`]); the first occurrence's text and origin are kept.
 pub fn add_criteria(criteria: &mut Vec<Criterion>, source: CriterionSource, list: Vec<Sourced>) {
-    let key = |text: &str| -> String {
-        text.to_lowercase()
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-            .trim_end_matches(['.', '!', ';'])
-            .to_string()
-    };
     let mut seen: std::collections::HashSet<String> =
-        criteria.iter().map(|c| key(&c.text)).collect();
+        criteria.iter().map(|c| criterion_key(&c.text)).collect();
     for Sourced { text, origin } in list {
         let text = text.trim().to_string();
-        let k = key(&text);
+        let k = criterion_key(&text);
         if !k.is_empty() && seen.insert(k) {
             criteria.push(Criterion {
                 text,
@@ -393,6 +406,104 @@ pub fn add_criteria(criteria: &mut Vec<Criterion>, source: CriterionSource, list
             });
         }
     }
+}
+
+/// What two criteria are compared by: the text as it reads once Markdown is rendered — code
+/// spans' backticks, emphasis (`*`, `**`, `_` around words), links' and images' targets
+/// (`[text](url)` is `text`) and quotes around a literal (`'hello-world'` is `` `hello-world` ``)
+/// dropped — in lower case, whitespace collapsed, final `.`, `!` or `;` dropped. A code span's
+/// content is kept as it is (`` `__init__` ``).
+pub fn criterion_key(text: &str) -> String {
+    let plain = markdown_plain(text).to_lowercase();
+    let plain = unquote_literals(&plain);
+    plain
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_end_matches(['.', '!', ';'])
+        .trim_end()
+        .to_string()
+}
+
+/// `text` without its Markdown marks (see [`criterion_key`]).
+fn markdown_plain(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '`' => {
+                let run = chars[i..].iter().take_while(|&&c| c == '`').count();
+                let close = (i + run..chars.len()).find(|&j| {
+                    chars[j..].iter().take_while(|&&c| c == '`').count() == run
+                        && (j == 0 || chars[j - 1] != '`')
+                });
+                match close {
+                    Some(j) => {
+                        out.extend(&chars[i + run..j]);
+                        i = j + run;
+                    }
+                    None => i += run,
+                }
+                continue;
+            }
+            '*' => {}
+            '_' => {
+                let before = i > 0 && chars[i - 1].is_alphanumeric();
+                let after = chars.get(i + 1).is_some_and(|c| c.is_alphanumeric());
+                if before && after {
+                    out.push('_');
+                }
+            }
+            '!' if chars.get(i + 1) == Some(&'[') && link_end(&chars, i + 1).is_some() => {}
+            '[' => match link_end(&chars, i) {
+                Some((text_end, end)) => {
+                    out.push_str(&markdown_plain(
+                        &chars[i + 1..text_end].iter().collect::<String>(),
+                    ));
+                    i = end;
+                    continue;
+                }
+                None => out.push('['),
+            },
+            _ => out.push(c),
+        }
+        i += 1;
+    }
+    out
+}
+
+/// For a `[` at `open` that starts a link `[text](url)`: where its text ends (the `]`) and the
+/// index after its `)`.
+fn link_end(chars: &[char], open: usize) -> Option<(usize, usize)> {
+    let close = open + chars[open..].iter().position(|&c| c == ']')?;
+    if chars.get(close + 1) != Some(&'(') {
+        return None;
+    }
+    let end = close + 1 + chars[close + 1..].iter().position(|&c| c == ')')?;
+    Some((close, end + 1))
+}
+
+/// `text` without the quotes that open a literal after a space (or at the start) and close it
+/// before a space, punctuation or the end: `returns 'hello-world'` reads `returns hello-world`
+/// (a code span's way of quoting); quotes inside words and calls (`don't`, `f('x')`) stay.
+fn unquote_literals(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let quote = |c: char| matches!(c, '\'' | '"' | '‘' | '’' | '“' | '”');
+    chars
+        .iter()
+        .enumerate()
+        .filter(|&(i, &c)| {
+            !quote(c)
+                || !(i == 0
+                    || chars[i - 1].is_whitespace()
+                    || chars
+                        .get(i + 1)
+                        .is_none_or(|n| n.is_whitespace() || ".,;:!?".contains(*n)))
+        })
+        .map(|(_, &c)| c)
+        .collect()
 }
 
 #[cfg(test)]
@@ -506,6 +617,80 @@ mod tests {
         );
     }
 
+    /// Issue 38: the same criterion written with and without Markdown is one criterion; the
+    /// first occurrence's text is kept.
+    #[test]
+    fn criteria_are_compared_as_rendered_markdown() {
+        let s = |t: &str| Sourced::new(t, "here");
+        let got = merge_criteria([
+            (
+                CriterionSource::Spec,
+                vec![
+                    s("`slugify('Hello World')` returns `hello-world`"),
+                    s("**Errors** are shown _inline_"),
+                    s("See [the guide](https://example.com/g) for   rules"),
+                    s("`__init__` exports `Cart`"),
+                    s("![logo](logo.png) renders"),
+                ],
+            ),
+            (
+                CriterionSource::Plan,
+                vec![
+                    s("slugify('Hello World') returns 'hello-world'"),
+                    s("errors are shown inline."),
+                    s("see the guide for rules"),
+                    s("init exports Cart"),
+                    s("logo renders!"),
+                    s("snake_case names stay"),
+                    s("snakecase names stay"),
+                    s("slugify(\"Hello World\") returns 'hello-world'"),
+                ],
+            ),
+        ]);
+        let texts: Vec<_> = got.iter().map(|c| (c.text.as_str(), c.source)).collect();
+        assert_eq!(
+            texts,
+            vec![
+                (
+                    "`slugify('Hello World')` returns `hello-world`",
+                    CriterionSource::Spec
+                ),
+                ("**Errors** are shown _inline_", CriterionSource::Spec),
+                (
+                    "See [the guide](https://example.com/g) for   rules",
+                    CriterionSource::Spec
+                ),
+                ("`__init__` exports `Cart`", CriterionSource::Spec),
+                ("![logo](logo.png) renders", CriterionSource::Spec),
+                ("init exports Cart", CriterionSource::Plan),
+                ("snake_case names stay", CriterionSource::Plan),
+                ("snakecase names stay", CriterionSource::Plan),
+                (
+                    "slugify(\"Hello World\") returns 'hello-world'",
+                    CriterionSource::Plan
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn criterion_keys() {
+        for (text, key) in [
+            ("`a`  *b*  **c** _d_ __e__", "a b c d e"),
+            ("``x ` y`` z", "x ` y z"),
+            ("unclosed `tick", "unclosed tick"),
+            (
+                "[t](u) and [not a link] and [x]",
+                "t and [not a link] and [x]",
+            ),
+            ("don't 'quote' \"this\"; ok.", "don't quote this; ok"),
+            ("f('x') == 'y'!", "f('x') == y"),
+            ("Tabs\tand\nlines ;", "tabs and lines"),
+        ] {
+            assert_eq!(criterion_key(text), key, "{text:?}");
+        }
+    }
+
     #[test]
     fn suites_are_chosen_by_the_paths_the_change_touches() {
         let mut l = layer(RiskLevel::Trivial);
@@ -533,6 +718,21 @@ mod tests {
         let s = Strategy::resolve(&l, CriteriaLists::default());
         assert_eq!(s.suites[0].required_by, RequiredBy::RiskLevel);
         assert_eq!(s.suites[0].skip_reason(Some(&files(&["web/a.ts"]))), None);
+        // Also when the suite says `required: true` itself (issue 38: the docs' rule).
+        l.unit_tests.as_mut().unwrap().required = Some(true);
+        let s = Strategy::resolve(&l, CriteriaLists::default());
+        assert_eq!(s.suites[0].skip_reason(Some(&files(&["web/a.ts"]))), None);
+        // `required: true` below the risk level that requires the suite: the paths decide.
+        let mut low = layer(RiskLevel::Trivial);
+        low.unit_tests.as_mut().unwrap().paths = vec!["api/**".into()];
+        low.unit_tests.as_mut().unwrap().required = Some(true);
+        let s = Strategy::resolve(&low, CriteriaLists::default());
+        assert_eq!(s.suites[0].required_by, RequiredBy::Config);
+        assert!(
+            s.suites[0]
+                .skip_reason(Some(&files(&["web/a.ts"])))
+                .is_some()
+        );
         // Only ignored files changed.
         let mut docs = unit.clone();
         docs.paths = vec![];

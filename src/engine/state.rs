@@ -599,7 +599,7 @@ pub fn apply_gates(
     } else {
         Status::Rejected
     };
-    IterationRecord {
+    bounded(IterationRecord {
         iteration,
         status,
         reviewer_approved,
@@ -612,5 +612,22 @@ pub fn apply_gates(
         manual_test_plan: verdict.manual_test_plan,
         guidance: None,
         reviewed_head: verdict.reviewed_head,
+    })
+}
+
+/// The one clipping rule (`text::title`, `text::message`) on everything a tool or the model
+/// wrote into an iteration, before it reaches a report, a prompt or GitHub: titles one line of
+/// at most 200 characters, messages head and tail within 4,000.
+fn bounded(mut record: IterationRecord) -> IterationRecord {
+    use crate::text::{message, title};
+    for i in &mut record.issues {
+        i.title = title(&i.title);
+        i.description = message(&i.description);
+        i.fix = message(&i.fix);
     }
+    for c in &mut record.criteria {
+        c.evidence = message(&c.evidence);
+    }
+    record.summary = message(&record.summary);
+    record
 }

@@ -559,3 +559,27 @@ fn words_cannot_approve_an_unmet_criterion() {
         Status::Approved
     );
 }
+
+/// The one clipping rule on an iteration (issue 38): a 300 KB title from the model or a tool
+/// becomes one line of at most 200 characters; descriptions, fixes and the summary keep their
+/// head and tail within 4,000 characters.
+#[test]
+fn an_iteration_bounds_what_tools_and_the_model_wrote() {
+    let huge = format!("first line {}\nsecond line", "x".repeat(300_000));
+    let mut i = issue(&huge, 3);
+    i.description = format!("HEAD{}TAIL", "y".repeat(300_000));
+    i.fix = huge.clone();
+    let mut v = verdict(false, 40, vec![i]).unwrap();
+    v.summary = huge.clone();
+    let record = apply_gates(1, v, gates(false), "t".into());
+    for issue in &record.issues {
+        assert!(issue.title.chars().count() <= 201, "{}", issue.title.len());
+        assert!(!issue.title.contains('\n'));
+        assert!(issue.description.chars().count() <= 4100);
+        assert!(issue.fix.chars().count() <= 4100);
+    }
+    let q1 = &record.issues[0];
+    assert!(q1.title.starts_with("first line xxx"));
+    assert!(q1.description.starts_with("HEAD") && q1.description.ends_with("TAIL"));
+    assert!(record.summary.chars().count() <= 4100);
+}

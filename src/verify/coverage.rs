@@ -1,5 +1,6 @@
-//! Coverage ingestion: lcov, Cobertura XML, JaCoCo XML and Go cover profiles, detected from the
-//! content. Each parser is pure (text in, totals out); errors name the line.
+//! Coverage ingestion: lcov, Cobertura XML, Clover XML, JaCoCo XML and Go cover profiles,
+//! detected from the content. Each parser is pure (text in, totals out); errors name the line.
+//! An XML report of a shape none of them has is refused, never read as another format.
 
 use std::collections::BTreeMap;
 
@@ -13,6 +14,8 @@ use super::xml::{attr, xml_error};
 pub enum Format {
     Lcov,
     Cobertura,
+    /// PHPUnit, jest (istanbul), OpenClover, gcovr.
+    Clover,
     Jacoco,
     GoProfile,
 }
@@ -22,6 +25,7 @@ impl Format {
         match self {
             Format::Lcov => "lcov",
             Format::Cobertura => "Cobertura",
+            Format::Clover => "Clover",
             Format::Jacoco => "JaCoCo",
             Format::GoProfile => "Go cover profile",
         }
@@ -200,20 +204,98 @@ pub fn parse(text: &str) -> Result<Coverage, String> {
         return parse_go(text);
     }
     if head.starts_with('<') {
-        // Cobertura's root is <coverage>, JaCoCo's is <report>.
-        let root = first_element(text)?;
-        return match root.as_str() {
-            "coverage" => parse_cobertura(text),
-            "report" => parse_jacoco(text),
-            other => Err(format!(
-                "unknown XML coverage format (root element <{other}>)"
-            )),
+        return match xml_format(&xml_shape(text)?)? {
+            Format::Clover => parse_clover(text),
+            Format::Jacoco => parse_jacoco(text),
+            _ => parse_cobertura(text),
         };
     }
     if text.lines().any(|l| l.starts_with("SF:")) {
         return parse_lcov(text);
     }
-    Err("unrecognised coverage format: expected lcov, Cobertura XML, JaCoCo XML or a Go cover profile".into())
+    Err("unsupported coverage format: expected lcov, Cobertura XML, Clover XML, JaCoCo XML or a Go cover profile".into())
+}
+
+/// What detection reads of an XML report: its root element, the root's attribute names and
+/// the root's first child element.
+#[derive(Debug)]
+struct XmlShape {
+    root: String,
+    attrs: Vec<String>,
+    child: Option<String>,
+}
+
+fn xml_shape(text: &str) -> Result<XmlShape, String> {
+    let mut reader = Reader::from_str(text);
+    let mut shape: Option<XmlShape> = None;
+    loop {
+        let ev = reader
+            .read_event()
+            .map_err(|e| xml_error(text, reader.error_position() as usize, &e))?;
+        let (e, empty) = match ev {
+            Event::Start(e) => (e, false),
+            Event::Empty(e) => (e, true),
+            Event::End(_) | Event::Eof => {
+                return shape.ok_or_else(|| "empty XML document".to_string());
+            }
+            _ => continue,
+        };
+        let name = e.local_name().as_ref().to_string();
+        match shape.as_mut() {
+            Some(s) => {
+                s.child = Some(name);
+                return Ok(shape.expect("the root was read"));
+            }
+            None => {
+                let attrs = e
+                    .attributes()
+                    .flatten()
+                    .map(|a| a.key.local_name().as_ref().to_string())
+                    .collect();
+                let s = XmlShape {
+                    root: name,
+                    attrs,
+                    child: None,
+                };
+                if empty {
+                    return Ok(s);
+                }
+                shape = Some(s);
+            }
+        }
+    }
+}
+
+/// Cobertura and Clover both have a `<coverage>` root: Cobertura's holds `<sources>` or
+/// `<packages>` (or nothing, with its `line-rate`), Clover's a `<project>`. JaCoCo's root is
+/// `<report>`. Anything else is refused with what it is.
+fn xml_format(shape: &XmlShape) -> Result<Format, String> {
+    let child = shape.child.as_deref();
+    match (shape.root.as_str(), child) {
+        ("coverage", Some("project")) => Ok(Format::Clover),
+        ("coverage", Some("sources" | "packages")) => Ok(Format::Cobertura),
+        ("coverage", None) if shape.attrs.iter().any(|a| a == "line-rate") => Ok(Format::Cobertura),
+        ("report", _) => Ok(Format::Jacoco),
+        ("coverage", _) => {
+            let attrs = if shape.attrs.is_empty() {
+                "no attributes".to_string()
+            } else {
+                format!("attributes {}", shape.attrs.join(", "))
+            };
+            let child = child.map_or("no child element".to_string(), |c| {
+                format!("first child <{c}>")
+            });
+            Err(format!(
+                "unsupported coverage format: a <coverage> root with {attrs} and {child} is \
+                 neither Cobertura (<sources> or <packages> in <coverage line-rate=…>) nor \
+                 Clover (<project> in <coverage generated=…>)"
+            ))
+        }
+        (other, _) => Err(format!(
+            "unsupported coverage format: XML root element <{other}>; read are Cobertura and \
+             Clover (<coverage>) and JaCoCo (<report>) XML, lcov and Go cover profiles"
+        )),
+    }
 }
 
 fn totals(files: &BTreeMap<String, Counts>) -> Counts {
@@ -363,20 +445,6 @@ pub fn parse_go(text: &str) -> Result<Coverage, String> {
     })
 }
 
-fn first_element(text: &str) -> Result<String, String> {
-    let mut reader = Reader::from_str(text);
-    loop {
-        match reader.read_event() {
-            Ok(Event::Start(e)) | Ok(Event::Empty(e)) => {
-                return Ok(e.local_name().as_ref().to_string());
-            }
-            Ok(Event::Eof) => return Err("empty XML document".into()),
-            Err(e) => return Err(xml_error(text, reader.error_position() as usize, &e)),
-            _ => {}
-        }
-    }
-}
-
 /// Cobertura: `<class filename>` … `<line number hits>`; a line counted once per file.
 pub fn parse_cobertura(text: &str) -> Result<Coverage, String> {
     let mut reader = Reader::from_str(text);
@@ -461,6 +529,118 @@ pub fn parse_cobertura(text: &str) -> Result<Coverage, String> {
         branches,
         blocks: BTreeMap::new(),
     })
+}
+
+/// Clover (PHPUnit, jest/istanbul, OpenClover, gcovr): `<file path|name>` … `<line num type
+/// count>`, a file named by its `path` when it has one (istanbul and OpenClover: the full path;
+/// `name` is the base name), else by its `name` (PHPUnit: the full path).
+///
+/// Line coverage counts every `stmt` and `cond` line once per file, covered when its `count` is
+/// above zero (a `cond` line without `count`, as OpenClover writes them: when either outcome
+/// ran); that is PHPUnit's "Lines" figure and jest's `lines`. `method` lines are a method's
+/// declaration, counted by the tools as methods, not lines. Branches are not read: `truecount`
+/// and `falsecount` are covered and missed branches for istanbul but the true and false outcomes'
+/// hit counts for OpenClover. Files in OpenClover's `<testproject>` (the tests' own sources)
+/// are skipped.
+pub fn parse_clover(text: &str) -> Result<Coverage, String> {
+    let mut reader = Reader::from_str(text);
+    let mut per_file: BTreeMap<String, BTreeMap<u64, bool>> = BTreeMap::new();
+    let mut current: Option<String> = None;
+    let mut in_tests = false;
+    loop {
+        let ev = reader
+            .read_event()
+            .map_err(|e| xml_error(text, reader.error_position() as usize, &e))?;
+        let at = |msg: String| {
+            let line = super::xml::line_of(text, reader.buffer_position() as usize);
+            format!("line {line}: {msg}")
+        };
+        match ev {
+            Event::Start(e) if e.local_name().as_ref() == "testproject" => in_tests = true,
+            Event::End(e) if e.local_name().as_ref() == "testproject" => in_tests = false,
+            Event::Start(e) if e.local_name().as_ref() == "file" && !in_tests => {
+                let named = |k: &str| attr(&e, k).filter(|v| !v.trim().is_empty());
+                current = Some(
+                    named("path")
+                        .or_else(|| named("name"))
+                        .ok_or_else(|| at("<file> has neither `path` nor `name`".into()))?,
+                );
+            }
+            Event::End(e) if e.local_name().as_ref() == "file" => current = None,
+            Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == "line" => {
+                if in_tests {
+                    continue;
+                }
+                let Some(file) = current.clone() else {
+                    return Err(at("<line> outside a <file>".into()));
+                };
+                if let Some((num, hit)) = clover_line(&e).map_err(at)? {
+                    *per_file
+                        .entry(file)
+                        .or_default()
+                        .entry(num)
+                        .or_insert(false) |= hit;
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    let files: BTreeMap<String, Counts> = per_file
+        .iter()
+        .map(|(f, lines)| {
+            (
+                f.clone(),
+                Counts {
+                    covered: lines.values().filter(|c| **c).count() as u64,
+                    total: lines.len() as u64,
+                },
+            )
+        })
+        .collect();
+    Ok(Coverage {
+        format: Format::Clover,
+        overall: totals(&files),
+        files,
+        lines: per_file,
+        branches: BTreeMap::new(),
+        blocks: BTreeMap::new(),
+    })
+}
+
+/// A Clover `<line>`: its number and whether it ran, or `None` for a `method` line.
+fn clover_line(e: &quick_xml::events::BytesStart<'_>) -> Result<Option<(u64, bool)>, String> {
+    let number = |k: &str| -> Result<Option<f64>, String> {
+        attr(e, k)
+            .map(|v| {
+                v.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|n| n.is_finite() && *n >= 0.0)
+                    .ok_or(format!("<line {k}=\"{v}\"> is not a count"))
+            })
+            .transpose()
+    };
+    let num = attr(e, "num").ok_or("<line> has no `num`")?;
+    let num: u64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("<line num=\"{num}\"> is not a line number"))?;
+    let kind = attr(e, "type").unwrap_or_default();
+    let hit = match (kind.as_str(), number("count")?) {
+        ("method", _) => return Ok(None),
+        ("stmt" | "cond", Some(count)) => count > 0.0,
+        ("cond", None) => {
+            number("truecount")?.unwrap_or(0.0) + number("falsecount")?.unwrap_or(0.0) > 0.0
+        }
+        ("stmt", None) => return Err(format!("<line num=\"{num}\" type=\"stmt\"> has no `count`")),
+        (other, _) => {
+            return Err(format!(
+                "<line num=\"{num}\" type=\"{other}\">: expected type stmt, cond or method"
+            ));
+        }
+    };
+    Ok(Some((num, hit)))
 }
 
 /// JaCoCo: `<counter type="LINE" missed covered>` of each `<sourcefile>` (per file) and of the
@@ -727,5 +907,101 @@ mod tests {
                 total: 2
             })
         );
+    }
+
+    /// Written by PHPUnit 9.6.7 with pcov 1.0.11 (Debian bookworm's `phpunit`, `php-pcov`):
+    /// `phpunit --coverage-clover reports/clover.xml --coverage-text` on a three-file project in
+    /// /tmp/h38php. PHPUnit's own figure: "Lines: 50.00% (6/12)"; `Calc.php` "Lines: 37.50% (3/8)".
+    const PHPUNIT_CLOVER: &str =
+        include_str!("../../tests/fixtures/coverage/phpunit-9.6.7-pcov-1.0.11.clover.xml");
+    /// Written by jest 29.7.0: `jest --coverage --collectCoverageFrom='src/**/*.js'
+    /// --coverageReporters=clover --coverageReporters=json-summary` on a two-file project in
+    /// /tmp/h38js. jest's own `total.lines`: 6 of 10; `src/calc.js` 4 of 7.
+    const JEST_CLOVER: &str = include_str!("../../tests/fixtures/coverage/jest-29.7.0.clover.xml");
+
+    #[test]
+    fn phpunit_clover_is_read_as_clover_with_phpunits_line_figure() {
+        let c = parse(PHPUNIT_CLOVER).unwrap();
+        assert_eq!(c.format, Format::Clover);
+        assert_eq!(c.format.as_str(), "Clover");
+        assert_eq!((c.overall.covered, c.overall.total), (6, 12));
+        let calc = "/tmp/h38php/src/Calc.php";
+        assert_eq!((c.files[calc].covered, c.files[calc].total), (3, 8));
+        // `method` lines (8, 13, 24) are declarations, not lines.
+        let lines: Vec<_> = c.lines[calc].iter().map(|(l, h)| (*l, *h)).collect();
+        assert_eq!(
+            lines,
+            [
+                (10, true),
+                (15, true),
+                (16, true),
+                (18, false),
+                (19, false),
+                (21, false),
+                (26, false),
+                (27, false)
+            ]
+        );
+        // A file without classes (functions only) is read too.
+        let strings = &c.files["/tmp/h38php/src/Util/strings.php"];
+        assert_eq!((strings.covered, strings.total), (2, 3));
+    }
+
+    #[test]
+    fn jest_clover_names_files_by_path_and_counts_cond_lines() {
+        let c = parse(JEST_CLOVER).unwrap();
+        assert_eq!(c.format, Format::Clover);
+        assert_eq!((c.overall.covered, c.overall.total), (6, 10));
+        // `path` (the full path), not `name` (`calc.js`); files inside <package> are read.
+        let calc = "/tmp/h38js/src/calc.js";
+        assert_eq!((c.files[calc].covered, c.files[calc].total), (4, 7));
+        assert!(c.files.contains_key("/tmp/h38js/src/util/pad.js"));
+        // `cond` lines are lines: 2 ran, 5 did not.
+        assert!(c.lines[calc][&2] && !c.lines[calc][&5]);
+        assert!(c.branches.is_empty());
+        // Merged with an lcov report of the same file, per line, as any two formats merge.
+        let lcov = parse("SF:/tmp/h38js/src/util/pad.js\nDA:2,0\nDA:6,3\nDA:9,0\nend_of_record\n");
+        let m = merge(vec![c, lcov.unwrap()], |f| {
+            f.strip_prefix("/tmp/h38js/").unwrap_or(f).to_string()
+        });
+        assert_eq!((m.overall.covered, m.overall.total), (7, 10));
+        assert_eq!(m.files["src/util/pad.js"].covered, 3);
+    }
+
+    #[test]
+    fn cobertura_stays_cobertura_and_unknown_xml_is_refused() {
+        let cob = include_str!("../../tests/fixtures/coverage/coveragepy-7.17.3.cobertura.xml");
+        assert_eq!(parse(cob).unwrap().format, Format::Cobertura);
+        let err = |t: &str| parse(t).unwrap_err();
+        // A <coverage> root of neither shape.
+        let e = err(r#"<coverage generated="1"><summary lines="3"/></coverage>"#);
+        assert!(
+            e.starts_with("unsupported coverage format") && e.contains("first child <summary>"),
+            "{e}"
+        );
+        let e = err(r#"<coverage generated="1"></coverage>"#);
+        assert!(
+            e.contains("no child element") && e.contains("generated"),
+            "{e}"
+        );
+        // An unknown root.
+        let e = err(r#"<?xml version="1.0"?><testsuites><testsuite/></testsuites>"#);
+        assert!(
+            e.starts_with("unsupported coverage format") && e.contains("<testsuites>"),
+            "{e}"
+        );
+        assert!(err("hello").starts_with("unsupported coverage format"));
+        // Clover's own errors name the line.
+        let bad = PHPUNIT_CLOVER.replace(
+            r#"<line num="10" type="stmt" count="1"/>"#,
+            r#"<line num="10" type="stmt" count="many"/>"#,
+        );
+        let e = err(&bad);
+        assert!(
+            e.starts_with("line 9: ") && e.contains("count=\"many\""),
+            "{e}"
+        );
+        let bad = JEST_CLOVER.replace(r#"type="stmt""#, r#"type="statement""#);
+        assert!(err(&bad).contains("expected type stmt, cond or method"));
     }
 }

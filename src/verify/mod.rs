@@ -9,6 +9,7 @@ pub mod coverage;
 pub mod integrity;
 pub mod junit;
 pub mod no_tests;
+pub mod paths;
 pub mod patterns;
 pub mod process;
 pub mod select;
@@ -391,13 +392,28 @@ impl Verifier {
         let mut runs = Vec::new();
         let mut failure = None;
         let started = std::time::SystemTime::now();
+        let cwd = match &suite.working_directory {
+            Some(dir) => root.join(dir),
+            None => root.to_path_buf(),
+        };
+        if let Some(dir) = suite.working_directory.as_deref().filter(|_| !cwd.is_dir()) {
+            let error =
+                format!("`{name}.working_directory: {dir}` is not a directory of the checkout");
+            let (run, why) = not_started(name, commands, error);
+            return Execution {
+                runs: vec![run],
+                failure: Some((0, why.clone(), why)),
+                tests: None,
+                started,
+            };
+        }
         for (i, command) in commands.iter().enumerate() {
             tracing::info!(suite = %name, %command, "running");
             let done = self
                 .launcher
                 .run(Job {
                     command,
-                    cwd: root,
+                    cwd: &cwd,
                     timeout: suite.timeout,
                     head: process::EXCERPT_HEAD,
                     tail: process::EXCERPT_TAIL,
@@ -467,10 +483,19 @@ impl Verifier {
             .iter()
             .find(|s| s.kind.key() == suite && !s.commands.is_empty())?;
         let last = suite.commands.len() - 1;
-        let commands = select::narrowed(&suite.commands[last], tests)
-            .map_or_else(|| suite.commands.clone(), |c| vec![c]);
         tracing::info!(suite = %suite.kind.key(), tests = tests.len(), "running the tests the fix changed on the code before the fix");
-        self.execute_in(root, suite, &commands, None).await.tests
+        if let Some(narrowed) = select::narrowed(&suite.commands[last], tests) {
+            let found = self.execute_in(root, suite, &[narrowed], None).await.tests;
+            // A selection that did not run every asked test (a name the filter does not match)
+            // proves nothing about the missing ones: the whole suite then.
+            if found.as_ref().is_some_and(|f| ran_all(f, tests)) {
+                return found;
+            }
+            tracing::info!(suite = %suite.kind.key(), "the selection did not run every test; running the whole suite");
+        }
+        self.execute_in(root, suite, &suite.commands, None)
+            .await
+            .tests
     }
 
     /// Re-runs the tests that failed (`flaky_reruns` times at most; SPEC §3.1), with the
@@ -511,6 +536,35 @@ impl Verifier {
     }
 }
 
+/// The run of a suite whose commands could not start (`error`), and its failure summary.
+fn not_started(suite: &str, commands: &[String], error: String) -> (CommandRun, String) {
+    let outcome = crate::model::CommandOutcome::CouldNotStart { error };
+    let command = commands.first().cloned().unwrap_or_default();
+    let why = format!("`{command}` {}", outcome.describe());
+    let run = CommandRun {
+        suite: suite.to_string(),
+        command,
+        outcome,
+        duration_ms: 0,
+        excerpt: String::new(),
+        failure_lines: Vec::new(),
+        output_bytes: 0,
+        log: None,
+    };
+    (run, why)
+}
+
+/// Whether every one of `asked` ran (passed or failed, not skipped or absent) in `found`.
+fn ran_all(found: &SuiteTests, asked: &[&crate::model::TestCase]) -> bool {
+    asked.iter().all(|t| {
+        found.cases.iter().any(|c| {
+            c.classname == t.classname
+                && c.name == t.name
+                && c.status != crate::model::CaseStatus::Skipped
+        })
+    })
+}
+
 fn is_cancelled(run: &CommandRun) -> bool {
     matches!(run.outcome, crate::model::CommandOutcome::Cancelled { .. })
 }
@@ -543,8 +597,12 @@ fn merge_rerun(first: Execution, again: Execution, narrowed: Option<usize>) -> E
             let rerun: std::collections::HashMap<_, _> =
                 after.cases.into_iter().map(|c| (key(&c), c)).collect();
             let mut tests = before;
+            // Only a test the re-run ran counts: one its filter skipped or missed still failed.
             for case in tests.cases.iter_mut().filter(|c| c.is_failure()) {
-                if let Some(new) = rerun.get(&key(case)) {
+                if let Some(new) = rerun
+                    .get(&key(case))
+                    .filter(|n| n.status != crate::model::CaseStatus::Skipped)
+                {
                     *case = new.clone();
                 }
             }
@@ -755,6 +813,7 @@ fn junit_results(
     };
     let (paths, mut problems) = expand_globs(root, &suite.junit);
     out.problems.append(&mut problems);
+    let mut resolver = paths::Resolver::new(root, suite_workdir(suite));
     let fresh_after = started.map(|s| s.checked_sub(STALE_SLACK).unwrap_or(s));
     for path in paths {
         let shown = display_path(root, &path);
@@ -771,25 +830,7 @@ fn junit_results(
             .and_then(|t| junit::parse(&t))
         {
             Ok(mut cases) => {
-                // Absolute paths (PHPUnit, jest stacks) become repository-relative; consecutive
-                // cases share one file string.
-                let mut last: Option<(std::sync::Arc<str>, std::sync::Arc<str>)> = None;
-                for c in &mut cases {
-                    let Some(f) = c.file.clone() else { continue };
-                    if !Path::new(&*f).is_absolute() {
-                        continue;
-                    }
-                    let rel = match &last {
-                        Some((from, to)) if std::sync::Arc::ptr_eq(from, &f) => to.clone(),
-                        _ => {
-                            let to: std::sync::Arc<str> =
-                                std::sync::Arc::from(display_path(root, Path::new(&*f)));
-                            last = Some((f, to.clone()));
-                            to
-                        }
-                    };
-                    c.file = Some(rel);
-                }
+                locate_cases(&mut cases, &mut resolver);
                 out.reports.push(shown);
                 out.cases.append(&mut cases);
             }
@@ -804,6 +845,46 @@ fn junit_results(
     }
     out.counts = TestCounts::of(&out.cases);
     Some(out)
+}
+
+/// The directory a suite's tools report paths from, relative to the root: its
+/// `working_directory` and the leading `cd` of its last command (`cd py && pytest`).
+fn suite_workdir(suite: &Suite) -> Option<String> {
+    let cd = suite.commands.last().and_then(|c| paths::command_dir(c));
+    match (&suite.working_directory, cd) {
+        (Some(dir), Some(cd)) => Some(format!("{dir}/{cd}")),
+        (dir, cd) => cd.or_else(|| dir.clone()),
+    }
+}
+
+/// Every case's file made repository-relative (`paths::Resolver`); a failing case whose file is
+/// not in the checkout takes the first location of its failure text that is, with its line.
+fn locate_cases(cases: &mut [crate::model::TestCase], resolver: &mut paths::Resolver<'_>) {
+    type Key = (std::sync::Arc<str>, std::sync::Arc<str>);
+    let mut seen: std::collections::HashMap<Key, Option<std::sync::Arc<str>>> =
+        std::collections::HashMap::new();
+    for c in cases {
+        if let Some(f) = c.file.clone() {
+            let to = seen
+                .entry((f.clone(), c.classname.clone()))
+                .or_insert_with(|| resolver.resolve(&f, &c.classname).map(std::sync::Arc::from))
+                .clone();
+            if let Some(to) = to {
+                c.file = Some(to);
+                continue;
+            }
+        }
+        if !c.is_failure() {
+            continue;
+        }
+        for (path, line) in junit::locations(&c.detail) {
+            if let Some(found) = resolver.resolve(&path, &c.classname) {
+                c.file = Some(std::sync::Arc::from(found));
+                c.line = Some(line);
+                break;
+            }
+        }
+    }
 }
 
 /// Glob patterns relative to `root` → existing files (sorted, unique), and bad patterns.
@@ -904,7 +985,6 @@ fn apply_test_results(gate: &mut Gate, tests: &SuiteTests, root: &Path, commands
         );
     }
     gate.summary = summary;
-    let mut tree: Option<FileIndex> = None;
     for case in failing.iter().take(MAX_TEST_FINDINGS) {
         let verb = if case.status == crate::model::CaseStatus::Errored {
             "errored"
@@ -918,31 +998,14 @@ fn apply_test_results(gate: &mut Gate, tests: &SuiteTests, root: &Path, commands
         } else {
             format!("Test `{}` {verb}: {message}", case.full_name())
         };
-        let mut detail: String = case.detail.clone();
-        if detail.len() > TEST_DETAIL_MAX {
-            let mut cut = TEST_DETAIL_MAX;
-            while !detail.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            detail.truncate(cut);
-            detail.push_str("\n[…]");
-        }
-        // Only locations inside the repository are kept as file/line; a bare file name (Go,
-        // Java) is looked up in the tree, where a unique match (or the one the class's package
-        // names) wins.
-        let inside = case.file.as_deref().and_then(|f| {
-            if Path::new(f).is_absolute() {
-                return None;
-            }
-            if root.join(f).exists() {
-                return Some(f.to_string());
-            }
-            if f.contains('/') {
-                return None;
-            }
-            tree.get_or_insert_with(|| FileIndex::of(root))
-                .find(f, &case.classname)
-        });
+        let detail = crate::text::head_tail(&case.detail, TEST_DETAIL_MAX);
+        // Only locations inside the repository are kept as file/line (`locate_cases` resolved
+        // what it could).
+        let inside = case
+            .file
+            .as_deref()
+            .filter(|f| !Path::new(f).is_absolute() && root.join(f).exists())
+            .map(str::to_string);
         gate.findings.push(Finding {
             kind: gate.issue_type,
             severity: Severity::High,
@@ -980,7 +1043,7 @@ fn useful_message(message: &str, detail: &str) -> String {
         "" | "failed" | "failure" | "fail" | "error" | "errored"
     );
     if !generic {
-        return first.to_string();
+        return crate::text::title(first);
     }
     detail
         .lines()
@@ -992,55 +1055,8 @@ fn useful_message(message: &str, detail: &str) -> String {
                 && !l.eq_ignore_ascii_case("fail")
                 && !l.starts_with("FAIL")
         })
-        .map(|l| crate::text::clip(l, 200))
-        .unwrap_or_else(|| first.to_string())
-}
-
-/// The repository's files by name (what `.gitignore` keeps out is left out), built on the first
-/// bare file name a report gives.
-struct FileIndex {
-    by_name: std::collections::HashMap<String, Vec<String>>,
-}
-
-impl FileIndex {
-    /// Files past this many are not indexed (a bare name then stays unresolved).
-    const MAX_FILES: usize = 200_000;
-
-    fn of(root: &Path) -> Self {
-        let mut by_name: std::collections::HashMap<String, Vec<String>> = Default::default();
-        let walk = ignore::WalkBuilder::new(root)
-            .hidden(false)
-            .filter_entry(|e| e.file_name() != ".git")
-            .build();
-        for entry in walk.flatten().take(Self::MAX_FILES) {
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
-            }
-            let rel = display_path(root, entry.path());
-            if let Some(name) = entry.path().file_name().and_then(|n| n.to_str()) {
-                by_name.entry(name.to_string()).or_default().push(rel);
-            }
-        }
-        FileIndex { by_name }
-    }
-
-    /// The one file called `name`; among several, the one under the path the class's package
-    /// names (`org.apache.commons.cli.CommandLineTest` → `org/apache/commons/cli/`).
-    fn find(&self, name: &str, classname: &str) -> Option<String> {
-        let found = self.by_name.get(name)?;
-        if let [one] = found.as_slice() {
-            return Some(one.clone());
-        }
-        let package = classname
-            .rsplit_once('.')
-            .map(|(p, _)| p.replace('.', "/"))
-            .filter(|p| !p.is_empty())?;
-        let mut under = found
-            .iter()
-            .filter(|f| f.ends_with(&format!("{package}/{name}")));
-        let first = under.next()?;
-        under.next().is_none().then(|| first.clone())
-    }
+        .map(crate::text::title)
+        .unwrap_or_else(|| crate::text::title(first))
 }
 
 /// How much of the code a change adds its tests run.
@@ -1415,6 +1431,79 @@ mod tests {
     use super::*;
     use crate::config::strategy::{RequiredBy, SuiteKind};
 
+    fn tests_of(cases: &[(&str, crate::model::CaseStatus)]) -> SuiteTests {
+        let cases: Vec<crate::model::TestCase> = cases
+            .iter()
+            .map(|(name, status)| crate::model::TestCase {
+                suite: std::sync::Arc::from("s"),
+                classname: std::sync::Arc::from("c"),
+                name: (*name).into(),
+                status: *status,
+                file: None,
+                line: None,
+                time: None,
+                message: String::new(),
+                detail: String::new(),
+                flaky: false,
+                proves_fix: None,
+            })
+            .collect();
+        SuiteTests {
+            suite: "unit_tests".into(),
+            reports: vec![],
+            counts: TestCounts::of(&cases),
+            cases,
+            problems: vec![],
+        }
+    }
+
+    fn execution(tests: SuiteTests, failed: bool) -> Execution {
+        Execution {
+            runs: vec![],
+            failure: failed.then(|| (0, "exit code 1".into(), String::new())),
+            tests: Some(tests),
+            started: std::time::SystemTime::now(),
+        }
+    }
+
+    /// A narrowed re-run whose filter skipped the failing test (or did not report it) leaves it
+    /// failed: only a test that ran and passed is flaky.
+    #[test]
+    fn a_rerun_that_skipped_the_failing_test_leaves_it_failed() {
+        use crate::model::CaseStatus::{Failed, Passed, Skipped};
+        let first = || execution(tests_of(&[("adds", Failed), ("subs", Passed)]), true);
+        for again in [
+            tests_of(&[("adds", Skipped), ("subs", Skipped)]),
+            tests_of(&[("subs", Passed)]),
+        ] {
+            let merged = merge_rerun(first(), execution(again, false), Some(0));
+            let tests = merged.tests.unwrap();
+            assert_eq!(tests.counts.failed, 1, "{:?}", tests.cases);
+            assert_eq!(tests.counts.flaky, 0);
+            assert!(merged.failure.is_some(), "the suite still failed");
+        }
+        let merged = merge_rerun(
+            first(),
+            execution(tests_of(&[("adds", Passed), ("subs", Skipped)]), false),
+            Some(0),
+        );
+        let tests = merged.tests.unwrap();
+        assert_eq!((tests.counts.failed, tests.counts.flaky), (0, 1));
+        assert!(merged.failure.is_none());
+    }
+
+    /// The old-code run's narrowed selection counts only when it ran every asked test.
+    #[test]
+    fn a_selection_ran_all_only_when_every_asked_test_ran() {
+        use crate::model::CaseStatus::{Failed, Passed, Skipped};
+        let asked = tests_of(&[("adds", Failed)]);
+        let asked: Vec<&crate::model::TestCase> = asked.cases.iter().collect();
+        assert!(ran_all(&tests_of(&[("adds", Passed)]), &asked));
+        assert!(ran_all(&tests_of(&[("adds", Failed)]), &asked));
+        assert!(!ran_all(&tests_of(&[("adds", Skipped)]), &asked));
+        assert!(!ran_all(&tests_of(&[("subs", Passed)]), &asked));
+    }
+
     fn suite(coverage: &[&str], min: Option<f64>) -> Suite {
         Suite {
             kind: SuiteKind::Unit,
@@ -1431,6 +1520,7 @@ mod tests {
             paths_ignore: vec![],
             always: false,
             allow_no_tests: false,
+            working_directory: None,
         }
     }
 
@@ -1780,7 +1870,7 @@ mod tests {
             std::fs::create_dir_all(root.join(f).parent().unwrap()).unwrap();
             std::fs::write(root.join(f), "").unwrap();
         }
-        let index = FileIndex::of(root);
+        let index = paths::FileIndex::of(root);
         assert_eq!(
             index.find("path_test.go", "path").as_deref(),
             Some("path/path_test.go")

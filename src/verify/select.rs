@@ -1,6 +1,7 @@
 //! Running only some tests of a suite, with the runner's own selection: the suite's command
 //! with the runner's filter added — pytest `-k`, `go test -run` (and gotestsum's), jest and vitest `-t`,
-//! node:test `--test-name-pattern`, cargo's name filters. Used to re-run failing tests before
+//! node:test `--test-name-pattern`, cargo's name filters, Maven Surefire's `-Dtest=Class#method`
+//! and Gradle's `--tests Class.method`. Used to re-run failing tests before
 //! they count as defects (flaky tests). A command qa-loop cannot read as one of these runners
 //! (a pipe after it, a wrapper script, another runner) has no selection: the caller runs the
 //! whole suite instead.
@@ -21,6 +22,10 @@ pub enum Runner {
     Vitest,
     NodeTest,
     Cargo,
+    /// `mvn test` / `./mvnw test` (Surefire).
+    Maven,
+    /// `gradle test` / `./gradlew test`.
+    Gradle,
 }
 
 /// `command` narrowed to `tests`, or `None` when its runner has no selection qa-loop knows.
@@ -62,6 +67,16 @@ pub fn narrowed(command: &str, tests: &[&TestCase]) -> Option<String> {
             }
             format!("-- {}", list.join(" "))
         }
+        Runner::Maven => format!(
+            // A module without the selected tests must not fail the build.
+            "-Dtest={} -Dsurefire.failIfNoSpecifiedTests=false",
+            quote(&names.join(","))
+        ),
+        Runner::Gradle => names
+            .iter()
+            .map(|n| format!("--tests {}", quote(n)))
+            .collect::<Vec<_>>()
+            .join(" "),
     };
     Some(format!("{} {filter}", command.trim_end()))
 }
@@ -98,6 +113,20 @@ pub fn runner_of(command: &str) -> Option<Runner> {
         },
         "node" if words[i + 1..].contains(&"--test") => Some(Runner::NodeTest),
         "cargo" if w(1) == "test" => Some(Runner::Cargo),
+        "mvn" | "mvnw"
+            if words[i + 1..]
+                .iter()
+                .any(|a| matches!(*a, "test" | "verify")) =>
+        {
+            Some(Runner::Maven)
+        }
+        "gradle" | "gradlew"
+            if words[i + 1..]
+                .iter()
+                .any(|a| *a == "test" || a.ends_with(":test")) =>
+        {
+            Some(Runner::Gradle)
+        }
         _ => None,
     }
 }
@@ -110,7 +139,16 @@ fn base_name(runner: Runner, t: &TestCase) -> String {
     match runner {
         Runner::Pytest => name.split('[').next().unwrap_or(name).to_string(),
         Runner::GoTest | Runner::Gotestsum => name.split('/').next().unwrap_or(name).to_string(),
-        Runner::Jest | Runner::Vitest | Runner::NodeTest | Runner::Cargo => name.to_string(),
+        // jest-junit names a test "{describe blocks} {title}": a leading space without a
+        // describe block, which jest's `-t` (matched against the full name) does not have.
+        Runner::Jest | Runner::Vitest | Runner::NodeTest => name.trim().to_string(),
+        Runner::Cargo => name.to_string(),
+        // JUnit's class and method; a JUnit 5 method's `()` and a parameterised run's `[1]` off.
+        Runner::Maven | Runner::Gradle => {
+            let method = name.split(['(', '[']).next().unwrap_or(name).trim();
+            let sep = if runner == Runner::Maven { '#' } else { '.' };
+            format!("{}{sep}{method}", t.classname)
+        }
     }
 }
 
@@ -185,6 +223,12 @@ mod tests {
             narrowed("npx jest --ci", &[&j]).as_deref(),
             Some("npx jest --ci -t 'adds \\(1 \\+ 2\\)'")
         );
+        // jest-junit's name of a test outside any describe block starts with a space.
+        let top = case(" adds");
+        assert_eq!(
+            narrowed("npx jest --ci", &[&top]).as_deref(),
+            Some("npx jest --ci -t 'adds'")
+        );
         assert_eq!(
             narrowed("node --test", &[&j]).as_deref(),
             Some("node --test --test-name-pattern='^(adds \\(1 \\+ 2\\))$'")
@@ -196,5 +240,27 @@ mod tests {
         );
         assert_eq!(narrowed("cargo test -- --nocapture", &[&c]), None);
         assert_eq!(narrowed("pytest", &[]), None);
+    }
+
+    /// Surefire and Gradle select by JUnit class and method (a JUnit 5 method's `()` and a
+    /// parameterised run's index dropped).
+    #[test]
+    fn maven_and_gradle_select_class_and_method() {
+        let mut a = case("adds()");
+        a.classname = Arc::from("com.example.CalcTest");
+        let mut b = case("divides(int)[2]");
+        b.classname = Arc::from("com.example.DivTest");
+        assert_eq!(
+            narrowed("mvn -B -q test", &[&a, &b]).as_deref(),
+            Some(
+                "mvn -B -q test -Dtest='com.example.CalcTest#adds,com.example.DivTest#divides' -Dsurefire.failIfNoSpecifiedTests=false"
+            )
+        );
+        assert_eq!(
+            narrowed("./gradlew :core:test", &[&a]).as_deref(),
+            Some("./gradlew :core:test --tests 'com.example.CalcTest.adds'")
+        );
+        assert_eq!(narrowed("mvn package", &[&a]), None);
+        assert_eq!(narrowed("gradle build", &[&a]), None);
     }
 }

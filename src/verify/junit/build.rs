@@ -7,8 +7,11 @@ use super::super::xml::line_of;
 use super::locate::finish_case;
 use super::{CaseStatus, TestCase};
 
-/// Longest failure text kept per test case.
-const DETAIL_MAX: usize = 4096;
+/// Of a longer failure text, its first and its last this many bytes are kept per test case
+/// (the assertion at the top, the stack with the failing line at the bottom): the location is
+/// read from both before the text is cut to its shown size (`text::head_tail`).
+const DETAIL_HEAD: usize = 16 * 1024;
+const DETAIL_TAIL: usize = 16 * 1024;
 
 /// The attributes qa-loop reads (local names: `x:file` is `file`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,8 +45,51 @@ struct Open {
     case: TestCase,
     /// Inside `<failure>`/`<error>`: collect its text.
     in_detail: bool,
+    /// Failure text past `DETAIL_HEAD` (its last `DETAIL_TAIL` bytes kept) and how many bytes
+    /// of it were dropped.
+    tail: String,
+    dropped: usize,
     /// `<flakyFailure>`/`<rerunFailure>` (nextest, Surefire): a retried test; not the result.
     in_rerun: u32,
+}
+
+impl Open {
+    /// Adds failure text: to the head while it has room, else to the kept tail.
+    fn push_detail(&mut self, text: &str) {
+        let room = DETAIL_HEAD.saturating_sub(self.case.detail.len());
+        let cut = floor_boundary(text, room.min(text.len()));
+        self.case.detail.push_str(&text[..cut]);
+        self.tail.push_str(&text[cut..]);
+        if self.tail.len() > 2 * DETAIL_TAIL {
+            let drop = floor_boundary(&self.tail, self.tail.len() - DETAIL_TAIL);
+            self.dropped += drop;
+            self.tail.drain(..drop);
+        }
+    }
+
+    /// The failure text as head, a line saying what was dropped, and tail.
+    fn join_tail(&mut self) {
+        if self.tail.is_empty() {
+            return;
+        }
+        let drop = floor_boundary(&self.tail, self.tail.len().saturating_sub(DETAIL_TAIL));
+        self.dropped += drop;
+        if self.dropped > 0 {
+            let line = format!("\n[… {} bytes cut …]\n", self.dropped);
+            self.case.detail.push_str(&line);
+        }
+        self.case.detail.push_str(&self.tail[drop..]);
+        self.tail.clear();
+        self.dropped = 0;
+    }
+}
+
+/// The largest char boundary of `s` at or below `i`.
+fn floor_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }
 
 /// Builds the test cases from start tags, end tags and text, in document order.
@@ -94,6 +140,8 @@ impl<'t> Builder<'t> {
                 self.open = Some(Open {
                     case,
                     in_detail: false,
+                    tail: String::new(),
+                    dropped: 0,
                     in_rerun: 0,
                 });
             }
@@ -122,13 +170,15 @@ impl<'t> Builder<'t> {
                     .unwrap_or_else(|| self.shared.empty.clone());
             }
             "testcase" => {
-                if let Some(o) = self.open.take() {
+                if let Some(mut o) = self.open.take() {
+                    o.join_tail();
                     self.cases.push(o.case);
                 }
             }
             "failure" | "error" => {
                 if let Some(o) = &mut self.open {
                     o.in_detail = false;
+                    o.join_tail();
                 }
             }
             other if is_rerun(other) => {
@@ -153,14 +203,7 @@ impl<'t> Builder<'t> {
             && o.in_detail
             && o.in_rerun == 0
         {
-            let room = DETAIL_MAX.saturating_sub(o.case.detail.len());
-            if room > 0 {
-                let mut cut = room.min(text.len());
-                while !text.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                o.case.detail.push_str(&text[..cut]);
-            }
+            o.push_detail(text);
         }
     }
 
@@ -269,7 +312,7 @@ fn start_child<S: AsRef<str>>(o: &mut Open, name: &str, attrs: &[(Key, S)]) {
     };
     if rank(status) > rank(o.case.status) {
         o.case.status = status;
-        o.case.message = value(attrs, Key::Message).unwrap_or_default();
+        o.case.message = crate::text::message(&value(attrs, Key::Message).unwrap_or_default());
         if status != CaseStatus::Skipped {
             o.case.detail.clear();
             o.in_detail = true;

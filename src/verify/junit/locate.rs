@@ -1,6 +1,7 @@
 //! Where a test case failed: its message when the report gives none, and the failing line — the
 //! first `path:line` in the failure text that names the test's file (or its class's file),
-//! 1-based.
+//! 1-based, a stack frame's (the failing `expect`) before a mere mention (Playwright's title
+//! line names the `test(` declaration).
 
 use std::sync::{Arc, OnceLock};
 
@@ -55,8 +56,7 @@ pub(super) fn finish_case(case: &mut TestCase, zero_based_lines: bool) {
         .next()
         .unwrap_or_default()
         .to_string();
-    for m in location_regex().captures_iter(&case.detail) {
-        let path = &m[1];
+    for (path, line) in mentions(&case.detail) {
         let file_name = basename(path);
         let matches_case = match &wanted {
             Some(w) => file_name == w,
@@ -68,35 +68,72 @@ pub(super) fn finish_case(case: &mut TestCase, zero_based_lines: bool) {
                         .is_some_and(|stem| stem == simple_class)
             }
         };
-        if matches_case && let Ok(line) = m[2].parse::<u32>() {
+        if matches_case {
             if case.file.is_none() {
+                // Playwright: classname `calc.spec.js`, the frame `/…/web/tests/calc.spec.js`.
                 case.file = Some(Arc::from(path));
             }
             case.line = Some(line);
             return;
         }
     }
-    // No report-given file: the first project-looking location (`panicked at src/lib.rs:26:9`,
-    // `fail_test.go:6:`), skipping toolchain and dependency paths.
-    if case.file.is_none() {
-        let foreign = [
-            "node_modules",
-            "site-packages",
-            "/rustc/",
-            ".cargo/",
-            "/usr/",
-        ];
-        let found = location_regex().captures_iter(&case.detail).find(|m| {
-            let p = &m[1];
-            !p.starts_with('/') && !foreign.iter().any(|f| p.contains(f))
-        });
-        if let Some(m) = found
-            && let Ok(line) = m[2].parse::<u32>()
-        {
-            case.file = Some(Arc::from(&m[1]));
-            case.line = Some(line);
+    // No report-given file: the first project-looking relative location (`panicked at
+    // src/lib.rs:26:9`, `fail_test.go:6:`); absolute ones are resolved against the checkout
+    // by the caller (`locations`).
+    if case.file.is_none()
+        && let Some((path, line)) = locations(&case.detail)
+            .into_iter()
+            .find(|(p, _)| !p.starts_with('/'))
+    {
+        case.file = Some(Arc::from(path.as_str()));
+        case.line = Some(line);
+    }
+}
+
+/// Toolchain and dependency paths: never a project's location.
+const FOREIGN: [&str; 5] = [
+    "node_modules",
+    "site-packages",
+    "/rustc/",
+    ".cargo/",
+    "/usr/",
+];
+
+/// The `path:line` locations in a failure's text that may be the project's, stack frames first
+/// (`at /…/calc.test.js:4:10`, `(FailingTest.java:32)`, `panicked at src/lib.rs:26:9`), then
+/// the other mentions, each in text order.
+pub fn locations(text: &str) -> Vec<(String, u32)> {
+    mentions(text)
+        .into_iter()
+        .filter(|(p, _)| !FOREIGN.iter().any(|f| p.contains(f)))
+        .map(|(p, l)| (p.to_string(), l))
+        .collect()
+}
+
+/// Every `path:line` in `text`: stack frames first, then the rest.
+fn mentions(text: &str) -> Vec<(&str, u32)> {
+    let mut frames = Vec::new();
+    let mut others = Vec::new();
+    for m in location_regex().captures_iter(text) {
+        let Ok(line) = m[2].parse::<u32>() else {
+            continue;
+        };
+        let whole = m.get(0).expect("match");
+        let before = text[..whole.start()].trim_end_matches([' ', '\t']);
+        let frame = before.ends_with('(')
+            || before.ends_with(" at")
+            || before.ends_with("\tat")
+            || before == "at"
+            || before.ends_with("\nat");
+        let found = (m.get(1).expect("group").as_str(), line);
+        if frame {
+            frames.push(found);
+        } else {
+            others.push(found);
         }
     }
+    frames.extend(others);
+    frames
 }
 
 fn basename(p: &str) -> &str {

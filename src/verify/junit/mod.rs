@@ -16,6 +16,7 @@ mod attempts;
 mod build;
 mod fast;
 mod locate;
+pub use locate::locations;
 
 /// Parses a JUnit XML document into one case per test (re-runs joined). Errors name the line.
 ///
