@@ -271,3 +271,28 @@ fn a_300_kb_failure_message_gives_a_short_title_a_bounded_report_and_the_right_l
         .len();
     assert!(result < 64 * 1024, "qa-result.json is {result} bytes");
 }
+
+/// mocha run inside its package (`cd web && mocha`) with mocha-junit-reporter: the suite's
+/// `file` is absolute, the stack's path relative to the package. The issue is at the failing
+/// `assert`, in the repository's path.
+#[test]
+fn a_mocha_failure_in_a_package_is_located_at_its_failing_assert() {
+    let Some(modules) = playwright_test() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let test = "const assert = require('assert');\n\ndescribe('calc', () => {\n  it('adds', () => {\n    const sum = 1 + 1;\n    assert.strictEqual(sum, 3);\n  });\n});\n";
+    std::fs::create_dir_all(d.join("web")).unwrap();
+    std::os::unix::fs::symlink(&modules, d.join("web/node_modules")).unwrap();
+    project(
+        d,
+        &[("web/test/calc.test.js", test)],
+        json!({"required": true, "junit": ["web/reports/junit.xml"],
+               "commands": ["cd web && MOCHA_FILE=reports/junit.xml node_modules/.bin/mocha --reporter mocha-junit-reporter test/"]}),
+    );
+    assert_eq!(
+        located(d, "adds"),
+        (Some("web/test/calc.test.js".into()), Some(6))
+    );
+}
