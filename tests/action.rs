@@ -25,6 +25,8 @@ const INPUTS: &[&str] = &[
     "recurring-threshold",
     "similarity-threshold",
     "min-score",
+    "fix-severity",
+    "sarif-upload",
     "provider",
     "model",
     "reviewer-model",

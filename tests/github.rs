@@ -29,6 +29,12 @@ struct Gh {
     writers: Vec<String>,
     /// Pull request reviews posted (suggestions on fork PRs).
     reviews: Vec<Value>,
+    /// Review comments on PR #2 (`pull-request-review-comment` objects), replies included.
+    review_comments: Vec<Value>,
+    /// Review threads: `{id, isResolved, comments: [comment ids]}`.
+    threads: Vec<Value>,
+    /// GraphQL requests and the fake's answers, `{request, response}`.
+    graphql: Vec<Value>,
     /// The token may not write checks (a fork PR's read-only token): 403 on check runs.
     deny_checks: bool,
     /// Annotations per check run (not part of GitHub's check-run object).
@@ -60,6 +66,8 @@ struct Gh {
     /// When GitHub first saw each commit (its check suite's `created_at`); unset: the
     /// example's 2011 time, before every comment of the fixtures.
     pushed_at: std::collections::HashMap<String, String>,
+    /// Bodies of `POST /code-scanning/sarifs` (`sarif-upload`).
+    sarif_uploads: Vec<Value>,
 }
 
 fn percent_decode(s: &str) -> String {
@@ -231,6 +239,12 @@ fn answer(
                 .into_response(),
         };
     }
+    if method == Method::POST && path == "/graphql" {
+        let response = graphql(&mut g, &body);
+        g.graphql
+            .push(json!({"request": body, "response": response}));
+        return Json(response).into_response();
+    }
     let prefix = format!("/repos/{REPO}");
     let rest = path.strip_prefix(&prefix).unwrap_or("").to_string();
     let now = "2026-11-21T10:00:00Z";
@@ -300,10 +314,57 @@ fn answer(
                 "pull_request_url": format!("https://api.github.com{prefix}/pulls/{n}")}),
             );
             g.reviews.push(body.clone());
+            for c in body["comments"].as_array().cloned().unwrap_or_default() {
+                let fields = json!({"pull_request_review_id": id, "commit_id": body["commit_id"],
+                    "path": c["path"], "line": c["line"], "start_line": c["start_line"],
+                    "start_side": c["start_side"], "body": c["body"]});
+                let comment = review_comment(&mut g, n, fields);
+                g.threads
+                    .push(json!({"id": format!("PRRT_kwDOfake{}", comment["id"]),
+                    "isResolved": false, "comments": [comment["id"]]}));
+            }
             if g.faulty_write() {
                 return bad_gateway();
             }
             Json(review).into_response()
+        }
+        ("GET", ["", "pulls", _, "comments"]) => {
+            Json(Value::Array(g.review_comments.clone())).into_response()
+        }
+        ("POST", ["", "pulls", n, "comments", id, "replies"]) => {
+            let id: u64 = id.parse().unwrap();
+            let Some(parent) = g.review_comments.iter().find(|c| c["id"] == id).cloned() else {
+                return (StatusCode::NOT_FOUND, Json(json!({"message": "Not Found"})))
+                    .into_response();
+            };
+            let review = g.id();
+            let fields = json!({"pull_request_review_id": review, "commit_id": parent["commit_id"],
+                "path": parent["path"], "line": parent["line"], "start_line": parent["start_line"],
+                "start_side": parent["start_side"], "body": body["body"], "in_reply_to_id": id});
+            let reply = review_comment(&mut g, n, fields);
+            let thread = g
+                .threads
+                .iter_mut()
+                .find(|t| t["comments"][0] == id)
+                .unwrap();
+            thread["comments"]
+                .as_array_mut()
+                .unwrap()
+                .push(reply["id"].clone());
+            if g.faulty_write() {
+                return bad_gateway();
+            }
+            (StatusCode::CREATED, Json(reply)).into_response()
+        }
+        ("POST", ["", "code-scanning", "sarifs"]) => {
+            g.sarif_uploads.push(body.clone());
+            let id = "47177e22-5596-11eb-80a1-c1e54ef945c6";
+            (
+                StatusCode::ACCEPTED,
+                Json(json!({"id": id,
+                    "url": format!("https://api.github.com{prefix}/code-scanning/sarifs/{id}")})),
+            )
+                .into_response()
         }
         ("GET", ["", "commits", sha, "check-suites"]) => {
             let mut list = template("check-suite-paginated");
@@ -508,6 +569,77 @@ fn answer(
     }
 }
 
+/// A review comment on PR `n` (GitHub's example object with `fields` over it; no
+/// `in_reply_to_id` unless it is a reply), stored.
+fn review_comment(g: &mut Gh, n: &str, fields: Value) -> Value {
+    let id = g.id();
+    let prefix = format!("https://api.github.com/repos/{REPO}/pulls");
+    let html = format!("https://github.com/{REPO}/pull/{n}#discussion_r{id}");
+    let mut c = template("pull-request-review-comment");
+    c.as_object_mut().unwrap().remove("in_reply_to_id");
+    c = over(
+        c,
+        json!({"id": id, "node_id": format!("PRRC_kwDOfake{id}"), "user": user_bot(),
+        "url": format!("{prefix}/comments/{id}"), "html_url": html,
+        "pull_request_url": format!("{prefix}/{n}"),
+        "_links": {"self": {"href": format!("{prefix}/comments/{id}")}, "html": {"href": html},
+                   "pull_request": {"href": format!("{prefix}/{n}")}},
+        "original_commit_id": fields["commit_id"], "original_line": fields["line"],
+        "original_start_line": fields["start_line"], "side": "RIGHT",
+        "diff_hunk": "@@ -1,2 +1,2 @@ def add(a, b):", "author_association": "NONE",
+        "created_at": "2026-11-21T10:00:00Z", "updated_at": "2026-11-21T10:00:00Z"}),
+    );
+    c = over(c, fields);
+    g.review_comments.push(c.clone());
+    c
+}
+
+/// GitHub's GraphQL API for the two operations qa-loop sends (the documents themselves are
+/// checked against GitHub's schema by scripts/validate-github-graphql.py, and these answers
+/// against what the schema makes of those documents): the PR's review threads, and resolving
+/// one. Anything else is answered with a GraphQL error, as GitHub does (HTTP 200).
+fn graphql(g: &mut Gh, body: &Value) -> Value {
+    let vars = &body["variables"];
+    match body["operationName"].as_str() {
+        Some("ReviewThreads")
+            if vars["owner"]
+                .as_str()
+                .zip(vars["name"].as_str())
+                .map(|(o, n)| format!("{o}/{n}"))
+                == Some(REPO.to_string())
+                && vars["number"] == 2 =>
+        {
+            let nodes: Vec<Value> = g
+                .threads
+                .iter()
+                .map(|t| {
+                    json!({"id": t["id"], "isResolved": t["isResolved"],
+                    "comments": {"nodes": [{"fullDatabaseId": t["comments"][0].to_string()}]}})
+                })
+                .collect();
+            let cursor =
+                (!nodes.is_empty()).then_some("Y3Vyc29yOnYyOpK5MjAyNi0xMS0yMVQxMDowMDowMFo=");
+            json!({"data": {"repository": {"pullRequest": {"reviewThreads": {
+                "pageInfo": {"hasNextPage": false, "endCursor": cursor}, "nodes": nodes}}}}})
+        }
+        Some("ResolveReviewThread") => {
+            let id = vars["threadId"].clone();
+            match g.threads.iter_mut().find(|t| t["id"] == id) {
+                Some(t) => {
+                    t["isResolved"] = json!(true);
+                    json!({"data": {"resolveReviewThread": {"thread": {"id": id, "isResolved": true}}}})
+                }
+                None => {
+                    json!({"data": {"resolveReviewThread": null}, "errors": [{"type": "NOT_FOUND",
+                    "path": ["resolveReviewThread"], "locations": [{"line": 2, "column": 3}],
+                    "message": format!("Could not resolve to a node with the global id of '{id}'")}]})
+                }
+            }
+        }
+        _ => json!({"errors": [{"message": format!("the fake does not answer {body}")}]}),
+    }
+}
+
 /// The fake's base URL — behind `prism proxy --errors` with GitHub's OpenAPI description when
 /// `QA_LOOP_PRISM` (the prism binary) and `QA_LOOP_GITHUB_OPENAPI` (`api.github.com.json`) are
 /// set, as `.ci/run` does: then every request qa-loop sends is validated against GitHub's
@@ -549,10 +681,49 @@ fn start(gh: Shared) -> Api {
         assert!(std::time::Instant::now() < until, "prism did not start");
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
+    // GraphQL is not part of the REST API's description: `POST /graphql` goes to the fake
+    // directly (its documents are checked against GitHub's GraphQL schema instead), every other
+    // request through prism.
+    let front = serve(
+        axum::Router::new()
+            .fallback(forward)
+            .with_state(Arc::new((fake, format!("http://127.0.0.1:{port}")))),
+    );
     Api {
-        url: format!("http://127.0.0.1:{port}"),
+        url: format!("http://{front}"),
         prism: Some(child),
     }
+}
+
+/// Forwards a request as it came, to the fake (`/graphql`) or to prism, and its answer back.
+async fn forward(State(to): State<Arc<(String, String)>>, req: axum::extract::Request) -> Response {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let base = if req.uri().path() == "/graphql" {
+        &to.0
+    } else {
+        &to.1
+    };
+    let url = format!(
+        "{base}{}",
+        req.uri().path_and_query().map_or("", |p| p.as_str())
+    );
+    let (parts, body) = req.into_parts();
+    let body = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+    let mut headers = parts.headers.clone();
+    headers.remove(axum::http::header::HOST);
+    let answer = reqwest::Client::new()
+        .request(parts.method, url)
+        .headers(headers)
+        .body(body.to_vec())
+        .send()
+        .await
+        .unwrap();
+    let mut out = Response::builder().status(answer.status());
+    for (k, v) in answer.headers() {
+        out = out.header(k, v);
+    }
+    out.body(axum::body::Body::from(answer.bytes().await.unwrap()))
+        .unwrap()
 }
 
 /// The API URL to give qa-loop; stops prism when dropped.
@@ -2159,3 +2330,9 @@ mod rereview;
 
 #[path = "github/pr_criteria.rs"]
 mod pr_criteria;
+
+#[path = "github/threads.rs"]
+mod threads;
+
+#[path = "github/sarif_upload.rs"]
+mod sarif_upload;

@@ -141,6 +141,8 @@ pub(crate) mod tests {
             summary: String::new(),
             criteria: Vec::new(),
             issues: Vec::new(),
+            suggestions: Vec::new(),
+            pre_existing: Vec::new(),
             verification: Default::default(),
             timestamp: String::new(),
             manual_test_plan: None,

@@ -77,7 +77,11 @@ impl Reviewer for AgentReviewer<'_> {
             self.conversation.clear();
         }
         match ended? {
-            AgentEnd::Verdict(v) => Ok(self.complete_verdict(v, &expected, reviewed_head)),
+            AgentEnd::Verdict(v) => {
+                let mut v = self.complete_verdict(v, &expected, reviewed_head);
+                self.check_pre_existing(&mut v).await;
+                Ok(v)
+            }
             AgentEnd::Finished(_) => Err("the reviewer ended without a verdict".into()),
         }
     }
@@ -263,6 +267,23 @@ impl AgentReviewer<'_> {
 
     /// Completes the verdict: every expected criterion listed, the commit reviewed, and each
     /// issue's file length.
+    /// Checks each claim that an issue was there before the change (`introduced: false`)
+    /// against the diff: an issue on a line the change adds, in a file it adds, without a
+    /// location, or when the diff cannot be read, counts as introduced.
+    async fn check_pre_existing(&self, v: &mut Verdict) {
+        if v.issues.iter().all(|i| i.introduced) {
+            return;
+        }
+        let added = crate::vcs::added_lines(&self.shared.root, &self.shared.tools.diff_base).await;
+        for issue in v.issues.iter_mut().filter(|i| !i.introduced) {
+            let verdict = crate::engine::findings::pre_existing_claim(issue, added.as_ref().ok());
+            if let Err(why) = verdict {
+                tracing::info!(issue = %issue.id, "{why}: counted as introduced");
+                issue.introduced = true;
+            }
+        }
+    }
+
     fn complete_verdict(
         &self,
         mut v: Verdict,

@@ -413,6 +413,8 @@ mod tests {
             description: String::new(),
             fix: String::new(),
             recurs: None,
+            introduced: true,
+            fingerprint: None,
         }];
         let mut older = super::super::rereview::tests::record(1, None);
         older.issues = vec![Issue {

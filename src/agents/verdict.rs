@@ -154,6 +154,13 @@ fn parse_issue(i: usize, v: &Value) -> Result<Issue, String> {
         Some(Value::String(s)) => s.trim().parse::<u32>().ok().filter(|&n| n > 0),
         Some(_) => return Err(format!("issues[{i}].line must be a positive integer")),
     };
+    let introduced = match o.get("introduced") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("true") => true,
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("false") => false,
+        Some(_) => return Err(format!("issues[{i}].introduced must be true or false")),
+    };
     Ok(Issue {
         id: str_field(o.get("id"))
             .filter(|s| !s.is_empty())
@@ -167,6 +174,8 @@ fn parse_issue(i: usize, v: &Value) -> Result<Issue, String> {
         description: str_field(o.get("description")).unwrap_or_default(),
         fix: str_field(o.get("fix")).unwrap_or_default(),
         recurs: str_field(o.get("recurs")).filter(|s| !s.is_empty()),
+        introduced,
+        fingerprint: None,
     })
 }
 
@@ -324,6 +333,8 @@ fn from_markdown(text: &str) -> Result<Verdict, String> {
             description: String::new(),
             fix: fixes.get(i).cloned().unwrap_or_default(),
             recurs: None,
+            introduced: true,
+            fingerprint: None,
         })
         .collect();
     Ok(Verdict {

@@ -2,6 +2,7 @@
 //! place ([`main`]).
 
 pub mod demo;
+pub mod models;
 
 use crate::github::actions::inert;
 use std::path::PathBuf;
@@ -40,6 +41,15 @@ pub enum Command {
         /// Print JSON for machines
         #[arg(long)]
         json: bool,
+    },
+    /// List the model registry (API, limits, prices, status and retirement date) with the config's `models:` applied
+    Models {
+        /// Print JSON for machines (schema/models.schema.json)
+        #[arg(long)]
+        json: bool,
+        /// Print the Markdown table of docs/providers.md
+        #[arg(long, conflicts_with = "json")]
+        markdown: bool,
     },
     /// Run the whole loop offline on the bundled example with a replayed model session
     Demo {
@@ -209,6 +219,7 @@ async fn dispatch(cli: Cli) -> Exit {
         },
         Command::Status { json } => status_cmd(&root, &cli.flags, json),
         Command::Run => run_command(&root, &cli.flags).await,
+        Command::Models { json, markdown } => models::command(&root, &cli.flags, json, markdown),
         Command::Demo { dir } => {
             eprintln!(
                 "qa-loop demo: the model's answers are REPLAYED from a recorded session; tests, tools and files are real."
@@ -412,6 +423,7 @@ fn validate_json(s: &config::Settings, st: &config::Strategy) -> String {
         "recurring_threshold": s.rules.recurring_threshold,
         "similarity_threshold": s.rules.similarity_threshold,
         "min_score": s.rules.min_score,
+        "fix_severity": s.rules.fix_severity,
         "base": s.paths.base,
         "provider": s.models.provider,
         "models": crate::run::provider::resolved_models(s)
@@ -745,13 +757,14 @@ fn checks_summary(out: &mut String, st: &config::Strategy) {
 /// The loop's limits and the model provider.
 fn loop_summary(out: &mut String, s: &config::Settings) {
     out.push_str(&format!(
-        "\nloop: mode {}, max {} iterations, {} consecutive errors, recurring threshold {}, similarity {}, min score {}\n",
+        "\nloop: mode {}, max {} iterations, {} consecutive errors, recurring threshold {}, similarity {}, min score {}, fix severity {}\n",
         serde_json::to_value(s.rules.mode).unwrap().as_str().unwrap_or(""),
         s.rules.max_iterations,
         s.rules.max_consecutive_errors,
         s.rules.recurring_threshold,
         s.rules.similarity_threshold,
-        s.rules.min_score
+        s.rules.min_score,
+        s.rules.fix_severity.as_str()
     ));
     out.push_str(&format!(
         "provider: {}\n",

@@ -962,6 +962,11 @@ pub struct ConfigFile {
     #[serde(default, deserialize_with = "de_score")]
     #[schemars(range(min = 0, max = 100))]
     pub min_score: Option<u8>,
+    /// Issues below this severity are reported as suggestions — in the report, the check run
+    /// (notice level), SARIF and JUnit — never fixed, never blocking (default `low`: every issue
+    /// counts). Gate issues are never below it.
+    #[serde(default)]
+    pub fix_severity: Option<crate::model::Severity>,
     #[serde(default)]
     pub provider: Option<ProviderKind>,
     #[serde(default)]

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::file::{ConfigFile, Mode, ProviderKind, parse_duration};
 use crate::env_vars;
+use crate::model::Severity;
 
 use crate::secrets::Secret;
 
@@ -61,6 +62,11 @@ pub struct FlagLayer {
     #[arg(long, env = "QA_LOOP_SIMILARITY_THRESHOLD", global = true, value_name = "F",
           value_parser = parse_unit_interval)]
     pub similarity_threshold: Option<f64>,
+    /// Issues below this severity are reported as suggestions, never fixed, never blocking:
+    /// critical, high, medium or low [default: low]
+    #[arg(long, env = "QA_LOOP_FIX_SEVERITY", global = true, value_name = "SEVERITY",
+          value_parser = parse_severity)]
+    pub fix_severity: Option<Severity>,
     /// Escalate when the best iteration scores below this (0–100) [default: 40]
     #[arg(long, env = "QA_LOOP_MIN_SCORE", global = true, value_name = "N",
           value_parser = clap::value_parser!(u8).range(0..=100))]
@@ -175,6 +181,10 @@ pub struct FlagLayer {
         value_name = "LABEL"
     )]
     pub needs_human_label: Option<String>,
+    /// On a pull request, upload qa-loop.sarif to GitHub code scanning (the token needs `security-events: write`) [default: false]
+    #[arg(long, env = "QA_LOOP_SARIF_UPLOAD", global = true, value_name = "BOOL",
+          value_parser = clap::builder::BoolishValueParser::new(), num_args = 0..=1, default_missing_value = "true")]
+    pub sarif_upload: Option<bool>,
     /// Bots whose events still start a run (comma list; `*` for all)
     #[arg(
         long,
@@ -215,6 +225,16 @@ pub struct FlagLayer {
     /// Only errors in the log output
     #[arg(long, short, env = "QA_LOOP_QUIET", global = true, value_parser = clap::builder::BoolishValueParser::new())]
     pub quiet: bool,
+}
+
+fn parse_severity(s: &str) -> Result<Severity, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "critical" => Ok(Severity::Critical),
+        "high" => Ok(Severity::High),
+        "medium" => Ok(Severity::Medium),
+        "low" => Ok(Severity::Low),
+        _ => Err(format!("`{s}` is not one of critical, high, medium, low")),
+    }
 }
 
 fn parse_unit_interval(s: &str) -> Result<f64, String> {
@@ -325,6 +345,8 @@ pub struct Rules {
     pub recurring_threshold: u32,
     pub similarity_threshold: f64,
     pub min_score: u8,
+    /// Issues below this severity are suggestions (`fix_severity`).
+    pub fix_severity: Severity,
 }
 
 /// The model service and its models.
@@ -364,6 +386,8 @@ pub struct Publish {
     pub escalation_label: String,
     pub escalation_assignees: Vec<String>,
     pub needs_human_label: String,
+    /// Upload `qa-loop.sarif` to code scanning at the end of a pull-request run.
+    pub sarif_upload: bool,
 }
 
 /// Who and what is trusted, and what the run may touch.
@@ -601,6 +625,10 @@ impl Rules {
                 .min_score
                 .or(file.min_score)
                 .unwrap_or(defaults::MIN_SCORE),
+            fix_severity: flags
+                .fix_severity
+                .or(file.fix_severity)
+                .unwrap_or(Severity::Low),
         }
     }
 }
@@ -694,6 +722,7 @@ impl Publish {
                 .filter(|a| !a.is_empty())
                 .collect(),
             needs_human_label: non_blank_or(&flags.needs_human_label, "qa-loop:needs-human"),
+            sarif_upload: flags.sarif_upload.unwrap_or(false),
         }
     }
 }

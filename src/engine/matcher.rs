@@ -2215,6 +2215,8 @@ mod tests {
             description: k.description.into(),
             fix: k.fix.into(),
             recurs: None,
+            introduced: true,
+            fingerprint: None,
         };
         let (ia, ib) = (issue(a), issue(b));
         assert_eq!(m.decide((&ia).into(), (&ib).into()), d);

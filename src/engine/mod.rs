@@ -3,6 +3,7 @@
 
 pub mod concepts;
 pub mod driver;
+pub mod findings;
 pub mod matcher;
 pub mod recurring;
 pub mod state;

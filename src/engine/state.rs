@@ -24,6 +24,9 @@ pub struct Policy {
     pub min_score: u8,
     /// `mode: review`: never fix.
     pub review_only: bool,
+    /// Issues below this severity are suggestions: reported, never fixed, never blocking
+    /// (`fix_severity`, default `low`: every issue counts).
+    pub fix_severity: Severity,
 }
 
 /// Loop statuses (SPEC §4).
@@ -64,7 +67,17 @@ pub struct IterationRecord {
     pub score: u8,
     pub summary: String,
     pub criteria: Vec<CriterionResult>,
+    /// What blocks approval and goes to the fixer: the reviewer's issues at or above the bar
+    /// that the change introduced, and every gate's issue.
     pub issues: Vec<Issue>,
+    /// The reviewer's issues below the bar (`fix_severity`): reported, never fixed, never
+    /// blocking, never counted towards recurrence.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<Issue>,
+    /// The reviewer's issues that were there before the change (a checked `introduced: false`):
+    /// reported apart, never fixed, never blocking.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pre_existing: Vec<Issue>,
     pub verification: VerificationReport,
     pub timestamp: String,
     /// The reviewer's manual test plan (no-test projects).
@@ -308,6 +321,23 @@ impl Engine {
             .map_or(1, |r| r.iteration.saturating_add(1))
     }
 
+    /// Gives the record's findings their fingerprints: the same problem as an earlier finding
+    /// of this run or an earlier one (the history carries them) keeps its fingerprint.
+    fn fingerprint(&self, record: &mut IterationRecord) {
+        let earlier: Vec<&Issue> = self
+            .history
+            .iter()
+            .flat_map(IterationRecord::all_findings)
+            .collect();
+        let mut new: Vec<&mut Issue> = record
+            .issues
+            .iter_mut()
+            .chain(record.suggestions.iter_mut())
+            .chain(record.pre_existing.iter_mut())
+            .collect();
+        super::findings::assign(&mut new, &earlier, &self.matcher);
+    }
+
     /// Problems seen in `recurring_threshold` or more iterations so far.
     pub fn recurring(&self) -> Vec<RecurringIssue> {
         recurring_in(
@@ -408,7 +438,14 @@ impl Engine {
         self.consecutive_errors = 0;
         let iteration = self.next_iteration();
         let verification = self.verification.clone().unwrap_or_default();
-        let mut record = apply_gates(iteration, verdict, verification, at);
+        let mut record = apply_gates(
+            iteration,
+            verdict,
+            verification,
+            at,
+            self.policy.fix_severity,
+        );
+        self.fingerprint(&mut record);
         record.guidance = self.guidance.take();
         let approved = record.status == Status::Approved;
         let pending: Vec<String> = record
@@ -527,49 +564,23 @@ pub fn recurring_in(
 /// gate passed. Each failed required gate becomes an issue; the score is capped.
 pub fn apply_gates(
     iteration: u32,
-    verdict: Verdict,
+    mut verdict: Verdict,
     verification: VerificationReport,
     at: String,
+    bar: Severity,
 ) -> IterationRecord {
-    let mut issues = verdict.issues;
-    let failed: Vec<_> = verification.failed_required().cloned().collect();
-    let mut n = 0;
-    let mut next_id = || {
-        n += 1;
-        format!("G{n}")
-    };
-    for gate in &failed {
-        if gate.findings.is_empty() {
-            issues.push(Issue {
-                id: next_id(),
-                title: crate::model::gate_failure_title(&gate.name, &gate.summary),
-                kind: gate.issue_type,
-                severity: Severity::High,
-                file: None,
-                line: None,
-                file_lines: None,
-                description: gate.excerpt.clone(),
-                fix: format!("Make the `{}` gate pass: {}", gate.name, gate.summary),
-                recurs: None,
-            });
-        }
-        // Each finding (a failing test, a pattern on an added line) is its own issue, so the
-        // fixer gets a location and recurrences are tracked per problem.
-        for f in &gate.findings {
-            issues.push(Issue {
-                id: next_id(),
-                title: f.title.clone(),
-                kind: f.kind,
-                severity: f.severity,
-                file: f.file.clone(),
-                line: f.line,
-                file_lines: None,
-                description: f.detail.clone(),
-                fix: f.fix.clone(),
-                recurs: None,
-            });
-        }
+    let (mut issues, suggestions, pre_existing) =
+        set_apart(std::mem::take(&mut verdict.issues), bar);
+    // A reviewer that rejected only for what is below the bar or was there before did not
+    // reject the change.
+    if verdict.status == ReviewStatus::Rejected
+        && issues.is_empty()
+        && !(suggestions.is_empty() && pre_existing.is_empty())
+    {
+        verdict.status = ReviewStatus::Approved;
     }
+    let failed: Vec<_> = verification.failed_required().cloned().collect();
+    issues.extend(gate_issues(&failed));
     let reviewer_approved = verdict.status == ReviewStatus::Approved;
     // Words cannot approve an unmet criterion (one the reviewer left out is unmet too).
     let unmet: Vec<_> = verdict.criteria.iter().filter(|c| !c.met).collect();
@@ -586,6 +597,8 @@ pub fn apply_gates(
                 description: c.evidence.clone(),
                 fix: format!("Make the change meet the criterion: {}", c.criterion),
                 recurs: None,
+                introduced: true,
+                fingerprint: None,
             });
         }
     }
@@ -607,6 +620,8 @@ pub fn apply_gates(
         summary: verdict.summary,
         criteria: verdict.criteria,
         issues,
+        suggestions,
+        pre_existing,
         verification,
         timestamp: at,
         manual_test_plan: verdict.manual_test_plan,
@@ -615,12 +630,85 @@ pub fn apply_gates(
     })
 }
 
+/// The failed required gates' issues (`G1`, `G2`, …): a gate's findings each one issue (a
+/// failing test, a pattern on an added line), a gate without findings one issue.
+fn gate_issues(failed: &[crate::model::Gate]) -> Vec<Issue> {
+    let mut out = Vec::new();
+    let mut n = 0;
+    let mut next_id = || {
+        n += 1;
+        format!("G{n}")
+    };
+    for gate in failed {
+        if gate.findings.is_empty() {
+            out.push(Issue {
+                id: next_id(),
+                title: crate::model::gate_failure_title(&gate.name, &gate.summary),
+                kind: gate.issue_type,
+                severity: Severity::High,
+                file: None,
+                line: None,
+                file_lines: None,
+                description: gate.excerpt.clone(),
+                fix: format!("Make the `{}` gate pass: {}", gate.name, gate.summary),
+                recurs: None,
+                introduced: true,
+                fingerprint: None,
+            });
+        }
+        // Each finding (a failing test, a pattern on an added line) is its own issue, so the
+        // fixer gets a location and recurrences are tracked per problem.
+        for f in &gate.findings {
+            out.push(Issue {
+                id: next_id(),
+                title: f.title.clone(),
+                kind: f.kind,
+                severity: f.severity,
+                file: f.file.clone(),
+                line: f.line,
+                file_lines: None,
+                description: f.detail.clone(),
+                fix: f.fix.clone(),
+                recurs: None,
+                introduced: true,
+                fingerprint: None,
+            });
+        }
+    }
+    out
+}
+
+/// The reviewer's issues as (blocking, below the bar, pre-existing).
+fn set_apart(all: Vec<Issue>, bar: Severity) -> (Vec<Issue>, Vec<Issue>, Vec<Issue>) {
+    let (pre_existing, introduced): (Vec<Issue>, Vec<Issue>) =
+        all.into_iter().partition(|i| !i.introduced);
+    let (suggestions, issues) = introduced
+        .into_iter()
+        .partition(|i| super::findings::below_bar(i, bar));
+    (issues, suggestions, pre_existing)
+}
+
+impl IterationRecord {
+    /// Every finding of the iteration: blocking, suggestions and pre-existing.
+    pub fn all_findings(&self) -> impl Iterator<Item = &Issue> {
+        self.issues
+            .iter()
+            .chain(&self.suggestions)
+            .chain(&self.pre_existing)
+    }
+}
+
 /// The one clipping rule (`text::title`, `text::message`) on everything a tool or the model
 /// wrote into an iteration, before it reaches a report, a prompt or GitHub: titles one line of
 /// at most 200 characters, messages head and tail within 4,000.
 fn bounded(mut record: IterationRecord) -> IterationRecord {
     use crate::text::{message, title};
-    for i in &mut record.issues {
+    for i in record
+        .issues
+        .iter_mut()
+        .chain(record.suggestions.iter_mut())
+        .chain(record.pre_existing.iter_mut())
+    {
         i.title = title(&i.title);
         i.description = message(&i.description);
         i.fix = message(&i.fix);

@@ -14,6 +14,7 @@ fn policy() -> Policy {
         similarity_threshold: 0.8,
         min_score: 40,
         review_only: false,
+        fix_severity: Severity::Low,
     }
 }
 
@@ -40,6 +41,7 @@ fn gates(pass: bool) -> VerificationReport {
         tests: vec![],
         conversations: vec![],
         browser: vec![],
+        reused_from: None,
     }
 }
 
@@ -69,6 +71,8 @@ fn issue(title: &str, line: u32) -> Issue {
         description: String::new(),
         fix: "validate it".into(),
         recurs: None,
+        introduced: true,
+        fingerprint: None,
     }
 }
 
@@ -399,7 +403,7 @@ fn each_finding_of_a_failed_gate_is_its_own_located_issue() {
     advisory.name = "patterns".into();
     advisory.required = false;
     v.gates.push(advisory);
-    let record = apply_gates(1, approve(90).unwrap(), v, "t".into());
+    let record = apply_gates(1, approve(90).unwrap(), v, "t".into(), Severity::Low);
     assert_eq!(record.status, Status::Rejected);
     let got: Vec<_> = record
         .issues
@@ -544,7 +548,7 @@ fn words_cannot_approve_an_unmet_criterion() {
             evidence: "not judged: the reviewer's verdict did not address this criterion".into(),
         },
     ];
-    let record = apply_gates(1, v.clone(), gates(true), "t".into());
+    let record = apply_gates(1, v.clone(), gates(true), "t".into(), Severity::Low);
     assert_eq!(record.status, Status::Rejected);
     assert!(record.reviewer_approved);
     let titles: Vec<&str> = record.issues.iter().map(|i| i.title.as_str()).collect();
@@ -555,7 +559,7 @@ fn words_cannot_approve_an_unmet_criterion() {
     assert_eq!(record.issues[0].kind, IssueType::AcceptanceCriteria);
     v.criteria[1].met = true;
     assert_eq!(
-        apply_gates(1, v, gates(true), "t".into()).status,
+        apply_gates(1, v, gates(true), "t".into(), Severity::Low).status,
         Status::Approved
     );
 }
@@ -571,7 +575,7 @@ fn an_iteration_bounds_what_tools_and_the_model_wrote() {
     i.fix = huge.clone();
     let mut v = verdict(false, 40, vec![i]).unwrap();
     v.summary = huge.clone();
-    let record = apply_gates(1, v, gates(false), "t".into());
+    let record = apply_gates(1, v, gates(false), "t".into(), Severity::Low);
     for issue in &record.issues {
         assert!(issue.title.chars().count() <= 201, "{}", issue.title.len());
         assert!(!issue.title.contains('\n'));

@@ -128,10 +128,11 @@ impl CheckRun {
         outcome: &Outcome,
         report: &str,
         issues: &[Issue],
+        apart: &[Issue],
         added: &AddedLines,
         full_report: &str,
     ) {
-        let (annotations, overflow) = checks::annotations(issues, added);
+        let (annotations, overflow) = checks::annotations(issues, apart, added);
         let mut summary = report.to_string();
         if overflow > 0 {
             summary.push_str(&format!(

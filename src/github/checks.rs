@@ -35,15 +35,18 @@ pub fn conclusion(outcome: &Outcome, on_error: ErrorConclusion) -> &'static str 
 /// The annotations of `issues` with a file and line, those on lines the change added (or near
 /// them, within 3 lines) first, then the rest of the changed files, then others; each group in
 /// severity order. Returns the annotations (at most [`MAX_ANNOTATIONS`]) and how many were left
-/// out.
-pub fn annotations(issues: &[Issue], added: &AddedLines) -> (Vec<Value>, usize) {
+/// out. The findings set `apart` (suggestions below the `fix_severity` bar, pre-existing
+/// issues) are notices after the rest.
+pub fn annotations(issues: &[Issue], apart: &[Issue], added: &AddedLines) -> (Vec<Value>, usize) {
     let mut located: Vec<(u8, u8, &Issue)> = issues
         .iter()
+        .chain(apart)
         .filter(|i| i.file.is_some() && i.line.is_some())
         .map(|i| {
             let file = i.file.as_deref().unwrap_or_default();
             let line = i.line.unwrap_or(1);
             let rank = match added.get(file) {
+                _ if !blocks(i, issues) => 3,
                 Some(lines) if lines.near(line, 3) => 0,
                 Some(_) => 1,
                 None => 2,
@@ -56,9 +59,14 @@ pub fn annotations(issues: &[Issue], added: &AddedLines) -> (Vec<Value>, usize) 
     let out = located
         .into_iter()
         .take(MAX_ANNOTATIONS)
-        .map(|(_, _, i)| annotation(i))
+        .map(|(_, _, i)| annotation(i, blocks(i, issues)))
         .collect();
     (out, overflow)
+}
+
+/// Whether `i` is one of `issues` (the blocking ones), by identity.
+fn blocks(i: &Issue, issues: &[Issue]) -> bool {
+    issues.iter().any(|b| std::ptr::eq(b, i))
 }
 
 fn severity_rank(s: Severity) -> u8 {
@@ -70,12 +78,18 @@ fn severity_rank(s: Severity) -> u8 {
     }
 }
 
-fn annotation(i: &Issue) -> Value {
+fn annotation(i: &Issue, blocking: bool) -> Value {
     let line = i.line.unwrap_or(1).max(1);
     let level = match i.severity {
+        _ if !blocking => "notice",
         Severity::Critical | Severity::High => "failure",
         Severity::Medium => "warning",
         Severity::Low => "notice",
+    };
+    let apart = match (blocking, i.introduced) {
+        (true, _) => "",
+        (false, false) => "pre-existing: ",
+        (false, true) => "suggestion: ",
     };
     let mut message = if i.description.is_empty() {
         i.title.clone()
@@ -90,7 +104,7 @@ fn annotation(i: &Issue) -> Value {
         "start_line": line,
         "end_line": line,
         "annotation_level": level,
-        "title": crate::text::prefix(&format!("{} [{}] {}", i.id, i.kind, i.title), 255),
+        "title": crate::text::prefix(&format!("{apart}{} [{}] {}", i.id, i.kind, i.title), 255),
         // GitHub limits a message to 64 KB.
         "message": crate::github::actions::cut(&message, 60_000, "the report"),
     })
@@ -135,6 +149,8 @@ mod tests {
             description: String::new(),
             fix: "do it".into(),
             recurs: None,
+            introduced: true,
+            fingerprint: None,
         }
     }
 
@@ -176,7 +192,7 @@ mod tests {
             issue("Q4", None, None, Severity::Critical),
             issue("Q5", Some("src/a.py"), None, Severity::Critical),
         ];
-        let (a, overflow) = annotations(&issues, &added);
+        let (a, overflow) = annotations(&issues, &[], &added);
         let order: Vec<&str> = a
             .iter()
             .map(|v| &v["title"].as_str().unwrap()[..2])
@@ -196,7 +212,7 @@ mod tests {
                 )
             })
             .collect();
-        let (a, overflow) = annotations(&many, &added);
+        let (a, overflow) = annotations(&many, &[], &added);
         assert_eq!((a.len(), overflow), (MAX_ANNOTATIONS, 220));
         assert_eq!(a.chunks(BATCH).count(), 8);
     }

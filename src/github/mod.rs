@@ -1,7 +1,7 @@
 //! GitHub: the Actions runtime ([`actions`]: environment, outputs, job summary, workflow
 //! commands), the triggering event ([`event`]; where a run comes from is `trust::origin`), and what qa-loop writes on a pull
 //! request — the check run ([`check_run`]), the sticky comment ([`sticky`]), the escalation
-//! issue ([`escalation`]) and fix commits ([`push`]) — over one REST client ([`client`]).
+//! issue ([`escalation`]), fix commits ([`push`]) and the review threads of findings ([`threads`]) — over one REST client ([`client`]).
 
 pub mod actions;
 pub mod check_run;
@@ -12,5 +12,7 @@ pub mod escalation;
 pub mod event;
 pub mod publish;
 pub mod push;
+pub mod sarif;
 pub mod signoff;
 pub mod sticky;
+pub mod threads;

@@ -1,15 +1,19 @@
 //! The model registry: per model id, the wire API it speaks, its context window and output
-//! limit, how its thinking is configured, and its list prices with their source and date.
-//! Compiled in ([`BUILTIN`]) and overridable per model in the config (`models:`).
+//! limit, how its thinking is configured, its list prices, and where it stands with its provider
+//! (current, deprecated with a retirement date and a replacement, retired) — each group of
+//! figures with its source and the day it was checked. The data is `models.toml` next to this
+//! file, compiled in and parsed once ([`builtin`]); the config's `models:` overrides it per model.
 //!
 //! A built-in entry matches its exact id, a dated snapshot of it (`claude-sonnet-4-5-20250929`,
 //! `gpt-4.1-2025-04-14`, `claude-opus-4-6@20260101`) and a router prefix
 //! (`anthropic/claude-sonnet-4-6`) — never another model of the family: `claude-opus-4-9` is not
-//! priced as `claude-opus-4`, `gpt-5.4` not as `gpt-5`. An unknown id has no price (its cost is
-//! reported as unknown, and `max_cost_usd` refuses to start without one). The config's entries
-//! also match as prefixes (`llama3.1` covers `llama3.1:8b`) and win field by field.
+//! priced as `claude-opus-4`, `gpt-5.3` not as `gpt-5`; an exact id wins over a snapshot match.
+//! An unknown id has no price (its cost is reported as unknown, and `max_cost_usd` refuses to
+//! start without one). The config's entries also match as prefixes (`llama3.1` covers
+//! `llama3.1:8b`) and win field by field.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -80,7 +84,7 @@ pub struct Rates {
 }
 
 /// Rates that apply to a whole request whose prompt (input, cache reads and writes) is longer
-/// than `above` tokens (OpenAI above 272K input tokens; Claude Haiku 5.5 above 100K).
+/// than `above` tokens (OpenAI's GPT-6 models above 272K input tokens).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LongContext {
@@ -90,7 +94,7 @@ pub struct LongContext {
 }
 
 /// A model's price: its rates, and other rates for long prompts.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
 pub struct Price {
     #[serde(flatten)]
     pub rates: Rates,
@@ -112,6 +116,107 @@ impl Price {
             + per(usage.cache_read_tokens, r.cache_read.unwrap_or(r.input))
             + per(usage.cache_write_tokens, r.cache_write.unwrap_or(r.input))
     }
+}
+
+/// Where a model stands with its provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Served, no retirement announced.
+    Current,
+    /// Served until its `retires` date.
+    Deprecated,
+    /// No longer served by the provider's own API.
+    Retired,
+    /// Not a model the providers' SDKs list: one the config names, or kept on purpose.
+    Custom,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Current => "current",
+            Status::Deprecated => "deprecated",
+            Status::Retired => "retired",
+            Status::Custom => "custom",
+        }
+    }
+}
+
+/// A calendar day (UTC), counted from 1970-01-01.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Day(pub i64);
+
+impl Day {
+    /// Today, from the system clock (UTC).
+    pub fn today() -> Day {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        Day((secs / 86_400) as i64)
+    }
+
+    /// `YYYY-MM-DD`, a real date.
+    pub fn parse(s: &str) -> Option<Day> {
+        let digits = |p: &str, n: usize| p.len() == n && p.bytes().all(|b| b.is_ascii_digit());
+        let mut parts = s.split('-');
+        let (y, m, d) = (parts.next()?, parts.next()?, parts.next()?);
+        if parts.next().is_some() || !digits(y, 4) || !digits(m, 2) || !digits(d, 2) {
+            return None;
+        }
+        let (y, m, d): (i64, i64, i64) = (y.parse().ok()?, m.parse().ok()?, d.parse().ok()?);
+        if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+            return None;
+        }
+        // Howard Hinnant's days-from-civil; a day past the month's end does not round-trip.
+        let yy = if m <= 2 { y - 1 } else { y };
+        let era = yy.div_euclid(400);
+        let yoe = yy - era * 400;
+        let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        let day = Day(era * 146_097 + doe - 719_468);
+        (day.civil() == (y, m, d)).then_some(day)
+    }
+
+    /// (year, month, day).
+    fn civil(self) -> (i64, i64, i64) {
+        let z = self.0 + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z - era * 146_097;
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let d = doy - (153 * mp + 2) / 5 + 1;
+        let m = if mp < 10 { mp + 3 } else { mp - 9 };
+        (yoe + era * 400 + i64::from(m <= 2), m, d)
+    }
+
+    /// The day `days` later.
+    pub fn plus(self, days: i64) -> Day {
+        Day(self.0 + days)
+    }
+}
+
+impl std::fmt::Display for Day {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (y, m, d) = self.civil();
+        write!(f, "{y:04}-{m:02}-{d:02}")
+    }
+}
+
+/// How long before its retirement a model is warned about.
+pub const RETIRING_WITHIN_DAYS: i64 = 30;
+
+/// A model's standing on a given day.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lifecycle {
+    /// Served (as far as the registry knows), not retiring within [`RETIRING_WITHIN_DAYS`].
+    Served,
+    /// Retires on `on`, `days` days from the day asked about.
+    Retiring { on: Day, days: i64 },
+    /// Retired on `on` when the date is known, else known retired by `by` (the day the
+    /// registry's entry was checked).
+    Retired { on: Option<Day>, by: Option<Day> },
 }
 
 /// A config entry under `models:` (every field optional; given fields win over the built-in
@@ -150,6 +255,15 @@ pub struct ModelEntry {
     /// Other rates for requests whose prompt is longer than `above` tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub long_context: Option<LongContext>,
+    /// The day the model stops being served (`YYYY-MM-DD`): from then a run refuses it (exit 2;
+    /// behind another base URL than the provider's own API, a warning), within 30 days before
+    /// it a run warns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"))]
+    pub retires: Option<String>,
+    /// The model to move to, named when the model retires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replacement: Option<String>,
 }
 
 impl ModelEntry {
@@ -162,6 +276,9 @@ impl ModelEntry {
         let rates = [self.input, self.output, self.cache_read, self.cache_write];
         if rates.iter().flatten().any(|p| !p.is_finite() || *p < 0.0) {
             return Some("prices must be numbers ≥ 0".into());
+        }
+        if let Some(d) = self.retires.as_deref().filter(|d| Day::parse(d).is_none()) {
+            return Some(format!("`retires: {d}` is not a date (YYYY-MM-DD)"));
         }
         match (self.input, self.output) {
             (Some(_), None) | (None, Some(_)) => {
@@ -188,6 +305,26 @@ impl ModelEntry {
             long_context: self.long_context,
         })
     }
+
+    /// This entry's fields over `m`.
+    fn apply(&self, m: &mut Model) {
+        m.api = self.api.or(m.api);
+        m.context_window = self.context_window.unwrap_or(m.context_window);
+        m.max_output = self.max_output.or(m.max_output);
+        m.thinking = self.thinking.or(m.thinking);
+        m.max_effort = self.max_effort.or(m.max_effort);
+        if let Some(p) = self.price() {
+            m.price = Some(p);
+        }
+        if self.retires.is_some() {
+            m.retires = self.retires.clone();
+        }
+        if self.replacement.is_some() {
+            m.replacement = self.replacement.clone();
+        }
+        m.status = m.status.or(Some(Status::Custom));
+        m.source = Some("config");
+    }
 }
 
 /// What a run knows about one model.
@@ -204,363 +341,183 @@ pub struct Model {
     /// Largest `max_tokens` the `anthropic` SDK sends without streaming for this model.
     pub nonstreaming_max: Option<u32>,
     pub price: Option<Price>,
-    /// Where the entry comes from: the built-in table's source and date, or `config`.
+    /// Where the entry comes from: the built-in price's source and date, or `config`.
     pub source: Option<&'static str>,
+    /// `None`: a model neither the registry nor the config knows.
+    pub status: Option<Status>,
+    /// The day it stops being served (`YYYY-MM-DD`).
+    pub retires: Option<String>,
+    /// The model to move to.
+    pub replacement: Option<String>,
+    /// The day the built-in status was checked.
+    pub status_checked: Option<&'static str>,
+}
+
+impl Model {
+    fn unknown() -> Model {
+        Model {
+            api: None,
+            context_window: DEFAULT_CONTEXT_WINDOW,
+            max_output: None,
+            thinking: None,
+            max_effort: None,
+            nonstreaming_max: None,
+            price: None,
+            source: None,
+            status: None,
+            retires: None,
+            replacement: None,
+            status_checked: None,
+        }
+    }
+
+    /// Where the model stands on `today`: retired from its `retires` day on (or when the registry
+    /// marks it retired without a date), retiring within [`RETIRING_WITHIN_DAYS`] before it.
+    pub fn lifecycle(&self, today: Day) -> Lifecycle {
+        let on = self.retires.as_deref().and_then(Day::parse);
+        match (self.status, on) {
+            (_, Some(d)) if d <= today => Lifecycle::Retired {
+                on: Some(d),
+                by: None,
+            },
+            (Some(Status::Retired), None) => Lifecycle::Retired {
+                on: None,
+                by: self.status_checked.and_then(Day::parse),
+            },
+            (_, Some(d)) if d.0 - today.0 <= RETIRING_WITHIN_DAYS => Lifecycle::Retiring {
+                on: d,
+                days: d.0 - today.0,
+            },
+            _ => Lifecycle::Served,
+        }
+    }
 }
 
 /// Used when a model's window is unknown.
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 
-/// One built-in entry.
-struct Builtin {
-    id: &'static str,
-    api: Api,
-    context: u64,
-    max_output: u32,
-    thinking: ThinkingStyle,
-    max_effort: Option<Effort>,
-    nonstreaming_max: Option<u32>,
-    price: Option<Price>,
-    source: &'static str,
+/// One built-in entry, as `models.toml` gives it (see the file's header for each field).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Builtin {
+    pub id: String,
+    pub api: Api,
+    pub status: Status,
+    #[serde(default)]
+    pub retires: Option<String>,
+    #[serde(default)]
+    pub replacement: Option<String>,
+    pub status_source: String,
+    pub status_checked: String,
+    #[serde(default)]
+    pub context: Option<u64>,
+    #[serde(default)]
+    pub max_output: Option<u32>,
+    #[serde(default)]
+    pub thinking: Option<ThinkingStyle>,
+    #[serde(default)]
+    pub max_effort: Option<Effort>,
+    #[serde(default)]
+    pub nonstreaming_max: Option<u32>,
+    pub limits_source: String,
+    pub limits_checked: String,
+    #[serde(default)]
+    pub input: Option<f64>,
+    #[serde(default)]
+    pub output: Option<f64>,
+    #[serde(default)]
+    pub cache_read: Option<f64>,
+    #[serde(default)]
+    pub cache_write: Option<f64>,
+    #[serde(default)]
+    pub long_context: Option<LongContext>,
+    pub price_source: String,
+    pub price_checked: String,
+    /// `price_source, checked price_checked` (filled in after parsing).
+    #[serde(skip)]
+    source_line: String,
 }
 
-const ANTHROPIC: &str = "platform.claude.com model pages and pricing, checked 2026-11-23";
-const OPENAI: &str =
-    "developers.openai.com model pages and openai.com/api/pricing, checked 2026-11-23";
+impl Builtin {
+    /// The list price, when one is published.
+    pub fn price(&self) -> Option<Price> {
+        Some(Price {
+            rates: Rates {
+                input: self.input?,
+                output: self.output?,
+                cache_read: self.cache_read,
+                cache_write: self.cache_write,
+            },
+            long_context: self.long_context,
+        })
+    }
 
-const fn rates(input: f64, output: f64, cache_read: f64, cache_write: f64) -> Rates {
-    Rates {
-        input,
-        output,
-        cache_read: Some(cache_read),
-        cache_write: Some(cache_write),
+    fn model(&'static self) -> Model {
+        Model {
+            api: Some(self.api),
+            context_window: self.context.unwrap_or(DEFAULT_CONTEXT_WINDOW),
+            max_output: self.max_output,
+            thinking: self.thinking,
+            max_effort: self.max_effort,
+            nonstreaming_max: self.nonstreaming_max,
+            price: self.price(),
+            source: Some(&self.source_line),
+            status: Some(self.status),
+            retires: self.retires.clone(),
+            replacement: self.replacement.clone(),
+            status_checked: Some(&self.status_checked),
+        }
     }
 }
 
-const fn price(input: f64, output: f64, cache_read: f64, cache_write: f64) -> Option<Price> {
-    Some(Price {
-        rates: rates(input, output, cache_read, cache_write),
-        long_context: None,
+/// A model the providers' SDKs list that qa-loop does not call, and why.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Skip {
+    pub id: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Table {
+    model: Vec<Builtin>,
+    #[serde(default)]
+    skip: Vec<Skip>,
+}
+
+/// `models.toml`, parsed once.
+fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t: Table = toml::from_str(include_str!("models.toml"))
+            .unwrap_or_else(|e| panic!("src/llm/models.toml: {e}"));
+        for b in &mut t.model {
+            b.source_line = format!("{}, checked {}", b.price_source, b.price_checked);
+        }
+        t
     })
 }
 
-/// A Claude model on the Messages API.
-const fn claude(
-    id: &'static str,
-    context: u64,
-    max_output: u32,
-    thinking: ThinkingStyle,
-    price: Option<Price>,
-) -> Builtin {
-    Builtin {
-        id,
-        api: Api::Messages,
-        context,
-        max_output,
-        thinking,
-        max_effort: match thinking {
-            ThinkingStyle::Adaptive => Some(Effort::Max),
-            _ => None,
-        },
-        nonstreaming_max: None,
-        price,
-        source: ANTHROPIC,
-    }
+/// The built-in entries, in the file's order.
+pub fn builtin() -> &'static [Builtin] {
+    &table().model
 }
 
-/// An OpenAI model.
-const fn gpt(
-    id: &'static str,
-    api: Api,
-    context: u64,
-    max_output: u32,
-    max_effort: Option<Effort>,
-    price: Option<Price>,
-) -> Builtin {
-    Builtin {
-        id,
-        api,
-        context,
-        max_output,
-        thinking: match max_effort {
-            Some(_) => ThinkingStyle::Effort,
-            None => ThinkingStyle::None,
-        },
-        max_effort,
-        nonstreaming_max: None,
-        price,
-        source: OPENAI,
-    }
+/// The SDK-listed models qa-loop does not call.
+pub fn skipped() -> &'static [Skip] {
+    &table().skip
 }
 
-/// OpenAI's GPT-6 pricing for prompts over 272K input tokens: input and cache rates doubled,
-/// output 1.5×, for the whole request.
-const fn gpt6(input: f64, output: f64, cache_read: f64, cache_write: f64) -> Option<Price> {
-    Some(Price {
-        rates: rates(input, output, cache_read, cache_write),
-        long_context: Some(LongContext {
-            above: 272_000,
-            rates: rates(
-                input * 2.0,
-                output * 1.5,
-                cache_read * 2.0,
-                cache_write * 2.0,
-            ),
-        }),
+/// The built-in entry for `id` (no router prefix): its exact id, else the entry `id` is a dated
+/// snapshot of.
+fn find(id: &str) -> Option<&'static Builtin> {
+    let all = builtin();
+    all.iter().find(|b| b.id == id).or_else(|| {
+        all.iter()
+            .find(|b| id.strip_prefix(b.id.as_str()).is_some_and(is_snapshot))
     })
 }
-
-use ThinkingStyle::{Adaptive, Budget};
-
-/// Current Anthropic and OpenAI models: list prices in USD per million tokens (Anthropic cache
-/// writes at the 5-minute rate; OpenAI cached input as listed, cache writes where listed).
-/// Models without a published price here are left out on purpose. Claude Sonnet 4.5 reaches end
-/// of life on 2026-11-30 (kept so its runs are priced until then).
-const BUILTIN: &[Builtin] = &[
-    claude(
-        "claude-fable-5-2",
-        1_000_000,
-        128_000,
-        Adaptive,
-        price(8.0, 40.0, 0.8, 10.0),
-    ),
-    claude(
-        "claude-fable-5-1",
-        1_000_000,
-        128_000,
-        Adaptive,
-        price(10.0, 50.0, 0.25, 12.5),
-    ),
-    claude(
-        "claude-fable-5",
-        1_000_000,
-        128_000,
-        Adaptive,
-        price(10.0, 50.0, 1.0, 12.5),
-    ),
-    claude(
-        "claude-opus-5-5",
-        1_000_000,
-        128_000,
-        Adaptive,
-        price(4.0, 20.0, 0.4, 5.0),
-    ),
-    claude(
-        "claude-opus-5",
-        1_000_000,
-        128_000,
-        Adaptive,
-        price(5.0, 25.0, 0.5, 6.25),
-    ),
-    claude(
-        "claude-sonnet-5-5",
-        1_000_000,
-        128_000,
-        Adaptive,
-        price(2.0, 10.0, 0.2, 2.5),
-    ),
-    claude(
-        "claude-sonnet-5",
-        1_000_000,
-        128_000,
-        Adaptive,
-        price(2.0, 10.0, 0.2, 2.5),
-    ),
-    claude(
-        "claude-opus-4-8",
-        1_000_000,
-        128_000,
-        Adaptive,
-        price(5.0, 25.0, 0.5, 6.25),
-    ),
-    claude(
-        "claude-opus-4-7",
-        1_000_000,
-        128_000,
-        Adaptive,
-        price(5.0, 25.0, 0.5, 6.25),
-    ),
-    claude(
-        "claude-opus-4-6",
-        200_000,
-        128_000,
-        Adaptive,
-        price(5.0, 25.0, 0.5, 6.25),
-    ),
-    claude(
-        "claude-sonnet-4-6",
-        200_000,
-        64_000,
-        Adaptive,
-        price(3.0, 15.0, 0.3, 3.75),
-    ),
-    claude(
-        "claude-opus-4-5",
-        200_000,
-        64_000,
-        Budget,
-        price(5.0, 25.0, 0.5, 6.25),
-    ),
-    Builtin {
-        nonstreaming_max: Some(8_192),
-        ..claude(
-            "claude-opus-4-1",
-            200_000,
-            32_000,
-            Budget,
-            price(15.0, 75.0, 1.5, 18.75),
-        )
-    },
-    Builtin {
-        nonstreaming_max: Some(8_192),
-        ..claude(
-            "claude-opus-4",
-            200_000,
-            32_000,
-            Budget,
-            price(15.0, 75.0, 1.5, 18.75),
-        )
-    },
-    claude(
-        "claude-sonnet-4-5",
-        200_000,
-        64_000,
-        Budget,
-        price(3.0, 15.0, 0.3, 3.75),
-    ),
-    claude(
-        "claude-sonnet-4",
-        200_000,
-        64_000,
-        Budget,
-        price(3.0, 15.0, 0.3, 3.75),
-    ),
-    claude(
-        "claude-3-7-sonnet",
-        200_000,
-        64_000,
-        Budget,
-        price(3.0, 15.0, 0.3, 3.75),
-    ),
-    claude(
-        "claude-haiku-4-5",
-        200_000,
-        64_000,
-        Budget,
-        price(1.0, 5.0, 0.1, 1.25),
-    ),
-    claude(
-        "claude-3-5-haiku",
-        200_000,
-        8_192,
-        ThinkingStyle::None,
-        price(0.8, 4.0, 0.08, 1.0),
-    ),
-    gpt(
-        "gpt-6.2-sol",
-        Api::Responses,
-        922_000,
-        128_000,
-        Some(Effort::Max),
-        gpt6(2.0, 10.0, 0.1, 2.5),
-    ),
-    gpt(
-        "gpt-6-sol",
-        Api::Responses,
-        922_000,
-        128_000,
-        Some(Effort::Max),
-        gpt6(2.0, 10.0, 0.2, 2.5),
-    ),
-    gpt(
-        "gpt-5",
-        Api::Chat,
-        272_000,
-        128_000,
-        Some(Effort::High),
-        price(1.25, 10.0, 0.125, 1.25),
-    ),
-    gpt(
-        "gpt-5-mini",
-        Api::Chat,
-        272_000,
-        128_000,
-        Some(Effort::High),
-        price(0.25, 2.0, 0.025, 0.25),
-    ),
-    gpt(
-        "gpt-5-nano",
-        Api::Chat,
-        272_000,
-        128_000,
-        Some(Effort::High),
-        price(0.05, 0.4, 0.005, 0.05),
-    ),
-    gpt(
-        "gpt-4.1",
-        Api::Chat,
-        1_047_576,
-        32_768,
-        None,
-        price(2.0, 8.0, 0.5, 2.0),
-    ),
-    gpt(
-        "gpt-4.1-mini",
-        Api::Chat,
-        1_047_576,
-        32_768,
-        None,
-        price(0.4, 1.6, 0.1, 0.4),
-    ),
-    gpt(
-        "gpt-4.1-nano",
-        Api::Chat,
-        1_047_576,
-        32_768,
-        None,
-        price(0.1, 0.4, 0.025, 0.1),
-    ),
-    gpt(
-        "gpt-4o",
-        Api::Chat,
-        128_000,
-        16_384,
-        None,
-        price(2.5, 10.0, 1.25, 2.5),
-    ),
-    gpt(
-        "gpt-4o-mini",
-        Api::Chat,
-        128_000,
-        16_384,
-        None,
-        price(0.15, 0.6, 0.075, 0.15),
-    ),
-    gpt(
-        "o3",
-        Api::Chat,
-        200_000,
-        100_000,
-        Some(Effort::High),
-        price(2.0, 8.0, 0.5, 2.0),
-    ),
-    gpt(
-        "o3-mini",
-        Api::Chat,
-        200_000,
-        100_000,
-        Some(Effort::High),
-        price(1.1, 4.4, 0.55, 1.1),
-    ),
-    gpt(
-        "o4-mini",
-        Api::Chat,
-        200_000,
-        100_000,
-        Some(Effort::High),
-        price(1.1, 4.4, 0.275, 1.1),
-    ),
-];
 
 /// The built-in table plus the config's `models:` (which win, field by field).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -576,44 +533,22 @@ impl Registry {
     /// Everything known about `model`.
     pub fn model(&self, model: &str) -> Model {
         let id = model.rsplit('/').next().unwrap_or(model);
-        let builtin = BUILTIN
-            .iter()
-            .find(|b| id.strip_prefix(b.id).is_some_and(is_snapshot));
-        let entry = longest(&self.overrides, id).or_else(|| longest(&self.overrides, model));
-        let mut m = match builtin {
-            Some(b) => Model {
-                api: Some(b.api),
-                context_window: b.context,
-                max_output: Some(b.max_output),
-                thinking: Some(b.thinking),
-                max_effort: b.max_effort,
-                nonstreaming_max: b.nonstreaming_max,
-                price: b.price,
-                source: Some(b.source),
-            },
-            None => Model {
-                api: None,
-                context_window: DEFAULT_CONTEXT_WINDOW,
-                max_output: None,
-                thinking: None,
-                max_effort: None,
-                nonstreaming_max: None,
-                price: None,
-                source: None,
-            },
-        };
-        if let Some(e) = entry {
-            m.api = e.api.or(m.api);
-            m.context_window = e.context_window.unwrap_or(m.context_window);
-            m.max_output = e.max_output.or(m.max_output);
-            m.thinking = e.thinking.or(m.thinking);
-            m.max_effort = e.max_effort.or(m.max_effort);
-            if let Some(p) = e.price() {
-                m.price = Some(p);
-            }
-            m.source = Some("config");
+        let mut m = find(id).map_or_else(Model::unknown, Builtin::model);
+        if let Some(e) = self.entry(model) {
+            e.apply(&mut m);
         }
         m
+    }
+
+    /// The config's entry that applies to `model` (the longest key it starts with), if any.
+    pub fn entry(&self, model: &str) -> Option<&ModelEntry> {
+        let id = model.rsplit('/').next().unwrap_or(model);
+        longest(&self.overrides, id).or_else(|| longest(&self.overrides, model))
+    }
+
+    /// The config's `models:` keys.
+    pub fn configured(&self) -> impl Iterator<Item = &str> {
+        self.overrides.keys().map(String::as_str)
     }
 
     /// The API the config's entry for `model` names, if any (compatible servers take only this).
@@ -692,8 +627,8 @@ mod tests {
         assert_eq!(input("claude-sonnet-5-5"), Some(2.0));
         // Another model of the family has no guessed price or capabilities.
         for unknown in [
-            "gpt-5.1",
-            "gpt-5-pro",
+            "gpt-5.3",
+            "gpt-5-turbo",
             "claude-opus-4-9",
             "llama3.1:8b",
             "gpt-4oo",
@@ -812,5 +747,228 @@ mod tests {
         };
         assert!(negative.problem().unwrap().contains("≥ 0"));
         assert_eq!(ModelEntry::default().problem(), None);
+    }
+
+    /// Every entry of `models.toml` as the registry file's header promises: parsed, each id once,
+    /// real dates, a status that agrees with its dates, a current replacement, prices complete or
+    /// absent with a source saying so — never a guessed figure without its source.
+    #[test]
+    fn the_registry_file_parses_and_every_entry_is_consistent() {
+        use std::collections::HashSet;
+        let all = builtin();
+        assert!(all.len() > 50, "{} entries", all.len());
+        let mut ids = HashSet::new();
+        let status_of: BTreeMap<&str, Status> =
+            all.iter().map(|b| (b.id.as_str(), b.status)).collect();
+        for b in all {
+            let id = &b.id;
+            assert!(ids.insert(id.as_str()), "{id}: listed twice");
+            for (what, d) in [
+                ("status_checked", &b.status_checked),
+                ("limits_checked", &b.limits_checked),
+                ("price_checked", &b.price_checked),
+            ] {
+                assert!(Day::parse(d).is_some(), "{id}: {what} `{d}` is not a date");
+            }
+            for (what, s) in [
+                ("status_source", &b.status_source),
+                ("limits_source", &b.limits_source),
+                ("price_source", &b.price_source),
+            ] {
+                assert!(!s.trim().is_empty(), "{id}: {what} is empty");
+            }
+            let checked = Day::parse(&b.status_checked).unwrap();
+            let retires = b.retires.as_deref().map(|d| {
+                Day::parse(d).unwrap_or_else(|| panic!("{id}: retires `{d}` is not a date"))
+            });
+            match (b.status, retires) {
+                (Status::Current, None) | (Status::Custom, _) => {}
+                (Status::Deprecated, Some(d)) if d > checked => {}
+                (Status::Retired, None) => {}
+                (Status::Retired, Some(d)) if d <= checked => {}
+                (s, _) => panic!("{id}: status {} with retires {:?}", s.as_str(), b.retires),
+            }
+            let leaving = matches!(b.status, Status::Deprecated | Status::Retired);
+            assert_eq!(b.replacement.is_some(), leaving, "{id}: replacement");
+            if let Some(r) = &b.replacement {
+                assert_eq!(
+                    status_of.get(r.as_str()),
+                    Some(&Status::Current),
+                    "{id}: {r}"
+                );
+            }
+            let entry = ModelEntry {
+                input: b.input,
+                output: b.output,
+                cache_read: b.cache_read,
+                cache_write: b.cache_write,
+                long_context: b.long_context,
+                context_window: b.context,
+                max_output: b.max_output,
+                ..ModelEntry::default()
+            };
+            assert_eq!(entry.problem(), None, "{id}");
+            let none = |s: &str| s.starts_with("none published");
+            assert_eq!(
+                b.price().is_none(),
+                none(&b.price_source),
+                "{id}: price_source"
+            );
+            let limits = b.context.is_some() || b.max_output.is_some() || b.thinking.is_some();
+            assert_eq!(!limits, none(&b.limits_source), "{id}: limits_source");
+        }
+        for s in skipped() {
+            assert!(!s.reason.trim().is_empty(), "{}: no reason", s.id);
+            assert!(find(&s.id).is_none(), "{}: both skipped and listed", s.id);
+        }
+    }
+
+    /// Issue 39: the figures the providers' model pages gave, the models added, the retired ones.
+    #[test]
+    fn the_corrected_figures_and_the_models_added_and_retired() {
+        let r = Registry::default();
+        let opus = r.price("claude-opus-5-5").unwrap();
+        assert_eq!(opus.rates.cache_read, Some(0.2));
+        assert_eq!(r.context_window("claude-opus-4-6"), 1_000_000);
+        let sonnet = r.model("claude-sonnet-4-6");
+        assert_eq!(
+            (sonnet.context_window, sonnet.max_output),
+            (1_000_000, Some(128_000))
+        );
+        for current in [
+            "claude-haiku-5-5",
+            "gpt-5.4",
+            "gpt-5.4-mini",
+            "gpt-5.5",
+            "gpt-6.1-sol",
+        ] {
+            let m = r.model(current);
+            assert_eq!(m.status, Some(Status::Current), "{current}");
+            // Known, but without a published price: none is guessed.
+            assert_eq!(m.price, None, "{current}");
+        }
+        assert_eq!(r.model("gpt-6-luna").api, Some(Api::Responses));
+        for (retired, on) in [
+            ("claude-opus-4", None),
+            ("claude-3-7-sonnet", None),
+            ("o3-mini", Some("2026-10-23")),
+            ("gpt-4.1-nano-2025-04-14", Some("2026-10-23")),
+        ] {
+            let m = r.model(retired);
+            assert_eq!(m.status, Some(Status::Retired), "{retired}");
+            assert_eq!(m.retires.as_deref(), on, "{retired}");
+        }
+        let m = r.model("claude-sonnet-4-5-20250929");
+        assert_eq!(m.retires.as_deref(), Some("2026-11-30"));
+        assert_eq!(m.replacement.as_deref(), Some("claude-sonnet-5-5"));
+    }
+
+    #[test]
+    fn an_exact_id_wins_over_a_snapshot_match() {
+        let r = Registry::default();
+        assert_eq!(
+            r.model("gpt-4o-2024-05-13").retires.as_deref(),
+            Some("2026-10-23")
+        );
+        assert_eq!(
+            r.model("gpt-4o-2024-08-06").retires.as_deref(),
+            Some("2027-01-14")
+        );
+    }
+
+    #[test]
+    fn days_parse_print_and_count() {
+        let d = Day::parse("2026-11-30").unwrap();
+        assert_eq!(d.to_string(), "2026-11-30");
+        assert_eq!(Day::parse("1970-01-01"), Some(Day(0)));
+        assert_eq!(d.plus(1).to_string(), "2026-12-01");
+        assert_eq!(
+            Day::parse("2028-02-28").unwrap().plus(1).to_string(),
+            "2028-02-29"
+        );
+        assert_eq!(d.0 - Day::parse("2026-10-31").unwrap().0, 30);
+        for bad in [
+            "2026-02-30",
+            "2026-13-01",
+            "2026-1-01",
+            "26-11-30",
+            "2026-11-30x",
+            "",
+        ] {
+            assert_eq!(Day::parse(bad), None, "{bad}");
+        }
+        assert!(Day::today() > d.plus(-365), "the clock is read");
+    }
+
+    #[test]
+    fn where_a_model_stands_on_a_given_day() {
+        let day = |s| Day::parse(s).unwrap();
+        let r = Registry::default();
+        let sonnet = r.model("claude-sonnet-4-5");
+        assert_eq!(sonnet.lifecycle(day("2026-10-30")), Lifecycle::Served);
+        assert_eq!(
+            sonnet.lifecycle(day("2026-11-20")),
+            Lifecycle::Retiring {
+                on: day("2026-11-30"),
+                days: 10
+            }
+        );
+        let gone = Lifecycle::Retired {
+            on: Some(day("2026-11-30")),
+            by: None,
+        };
+        assert_eq!(sonnet.lifecycle(day("2026-11-30")), gone);
+        assert_eq!(
+            r.model("claude-opus-4").lifecycle(day("2026-12-01")),
+            Lifecycle::Retired {
+                on: None,
+                by: Some(day("2026-11-26"))
+            }
+        );
+        assert_eq!(
+            r.model("claude-sonnet-5-5").lifecycle(day("2030-01-01")),
+            Lifecycle::Served
+        );
+        assert_eq!(
+            r.model("llama3.1").lifecycle(day("2030-01-01")),
+            Lifecycle::Served
+        );
+        // The config's date wins: a custom model retiring, a built-in one kept longer.
+        let r = Registry::new(BTreeMap::from([
+            (
+                "my-llm".to_string(),
+                ModelEntry {
+                    retires: Some("2026-12-07".into()),
+                    replacement: Some("my-llm-2".into()),
+                    ..ModelEntry::default()
+                },
+            ),
+            (
+                "claude-sonnet-4-5".to_string(),
+                ModelEntry {
+                    retires: Some("2027-06-30".into()),
+                    ..ModelEntry::default()
+                },
+            ),
+        ]));
+        let m = r.model("my-llm:8b");
+        assert_eq!(m.status, Some(Status::Custom));
+        assert_eq!(m.replacement.as_deref(), Some("my-llm-2"));
+        assert_eq!(
+            m.lifecycle(day("2026-11-27")),
+            Lifecycle::Retiring {
+                on: day("2026-12-07"),
+                days: 10
+            }
+        );
+        assert_eq!(
+            r.model("claude-sonnet-4-5").lifecycle(day("2026-12-01")),
+            Lifecycle::Served
+        );
+        let bad = ModelEntry {
+            retires: Some("next year".into()),
+            ..ModelEntry::default()
+        };
+        assert!(bad.problem().unwrap().contains("not a date"), "{bad:?}");
     }
 }

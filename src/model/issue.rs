@@ -84,7 +84,19 @@ impl std::fmt::Display for IssueType {
 }
 
 /// How bad an issue is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     Critical,
@@ -139,6 +151,23 @@ pub struct Issue {
     /// The reviewer's own mark: the id (`I2.Q1` or `Q1`) of an earlier issue this one repeats.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recurs: Option<String>,
+    /// Whether the change introduced the issue (the reviewer's `introduced`, default true); a
+    /// located claim that it did not is checked against the base. `false`: it was there before
+    /// the change — reported apart, never fixed, never blocking.
+    #[serde(default = "introduced_default", skip_serializing_if = "is_introduced")]
+    pub introduced: bool,
+    /// The finding's identity across iterations and runs (`engine::fingerprint`), the same for
+    /// the same problem whatever its wording.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+}
+
+fn introduced_default() -> bool {
+    true
+}
+
+fn is_introduced(introduced: &bool) -> bool {
+    *introduced
 }
 
 impl Issue {

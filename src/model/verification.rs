@@ -298,6 +298,10 @@ pub struct VerificationReport {
     /// Pages verified in a headless browser (SPEC §12).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub browser: Vec<super::PageResult>,
+    /// The pass whose results these are, reused because the tree was the same (a fix that
+    /// changed nothing): nothing is verified twice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reused_from: Option<u32>,
 }
 
 /// The gate that fails when a fix removed, skipped or weakened tests.

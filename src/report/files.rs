@@ -2,12 +2,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{RunReport, junit, markdown, plan, result};
+use super::{RunReport, junit, markdown, plan, result, sarif};
 use crate::engine::state::Outcome;
 use crate::nofollow::write_atomic;
 
 pub const REPORT: &str = "qa_report.md";
 pub const JUNIT: &str = "qa-loop-junit.xml";
+pub const SARIF: &str = "qa-loop.sarif";
 pub const RESULT: &str = "qa-result.json";
 pub const FIX_REQUEST: &str = "QA_FIX_REQUEST.md";
 pub const ESCALATION: &str = "QA_HUMAN_ESCALATION.md";
@@ -27,16 +28,19 @@ pub fn write_fix_request(out_dir: &Path, text: &str) -> std::io::Result<PathBuf>
     write(out_dir, FIX_REQUEST, text)
 }
 
-/// Writes every report of a finished (or in-progress) run; returns the report's path.
+/// Writes every report of a finished (or in-progress) run; returns the report's path. `frame`
+/// places the run among earlier ones for `qa-loop.sarif`.
 pub fn write_all(
     out_dir: &Path,
     r: &RunReport<'_>,
+    frame: &sarif::Frame<'_>,
     plan_path: Option<&Path>,
     now: &str,
 ) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(out_dir)?;
     let report = write(out_dir, REPORT, &markdown::report(r))?;
     write(out_dir, JUNIT, &junit::render(r))?;
+    write(out_dir, SARIF, &sarif::render(r, frame))?;
     write(out_dir, RESULT, &result::render(r))?;
     match markdown::escalation(r) {
         Some(text) => {

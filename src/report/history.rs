@@ -62,6 +62,8 @@ impl HistoryIssue {
             description: self.description.clone(),
             fix: self.fix.clone(),
             recurs: self.recurs.clone(),
+            introduced: true,
+            fingerprint: None,
         }
     }
 }

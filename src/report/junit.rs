@@ -74,6 +74,9 @@ pub fn render(r: &RunReport<'_>) -> String {
         for i in &h.issues {
             suite.add_test_case(issue_case(i));
         }
+        for i in h.suggestions.iter().chain(&h.pre_existing) {
+            suite.add_test_case(set_apart_case(i));
+        }
         report.add_test_suite(suite);
     }
     // The test results ingested by the last verification, carried through case by case.
@@ -177,7 +180,35 @@ fn issue_case(i: &Issue) -> TestCase {
         failure(&i.title, i.kind.as_str(), desc.trim()),
     );
     tc.set_classname(format!("qa-loop.issues.{}", i.kind));
-    set_output(&mut tc, &location(i.file.as_deref(), i.line), "");
+    let mut facts = location(i.file.as_deref(), i.line);
+    facts.extend(i.fingerprint.as_ref().map(|f| ("fingerprint", f.clone())));
+    set_output(&mut tc, &facts, "");
+    tc
+}
+
+/// A finding that does not block (a suggestion below the `fix_severity` bar, an issue that was
+/// there before the change): `<skipped>` with why, never red.
+fn set_apart_case(i: &Issue) -> TestCase {
+    let why = if i.introduced {
+        format!(
+            "suggestion ({} is below the fix_severity bar): {}",
+            i.severity.as_str(),
+            i.title
+        )
+    } else {
+        format!("pre-existing (there before this change): {}", i.title)
+    };
+    let mut status = TestCaseStatus::skipped();
+    status.set_message(why);
+    let mut tc = TestCase::new(format!("{}: {}", i.id, i.title), status);
+    tc.set_classname(format!("qa-loop.issues.{}", i.kind));
+    let mut facts = location(i.file.as_deref(), i.line);
+    facts.extend(i.fingerprint.as_ref().map(|f| ("fingerprint", f.clone())));
+    let mut more = i.description.clone();
+    if !i.fix.is_empty() {
+        more.push_str(&format!("\nFix: {}", i.fix));
+    }
+    set_output(&mut tc, &facts, more.trim());
     tc
 }
 

@@ -143,6 +143,12 @@ pub fn report(r: &RunReport<'_>) -> String {
         if !latest.issues.is_empty() {
             issues_section(&mut out, latest.iteration, &latest.issues);
         }
+        set_apart_section(&mut out, latest);
+        if let Some(pass) = latest.verification.reused_from {
+            out.push_str(&format!(
+                "_The tree is the same as the one verified in pass {pass}: its results are reused, not run again._\n\n"
+            ));
+        }
         gates_section(&mut out, &latest.verification.gates);
         for t in &latest.verification.tests {
             suite_tests(&mut out, t);
@@ -252,6 +258,25 @@ fn issues_section(out: &mut String, iteration: u32, issues: &[Issue]) {
         out.push_str(&format!("- **{}** fix: {}\n", cell(&i.id), cell(&i.fix)));
     }
     out.push('\n');
+}
+
+/// The latest iteration's findings that do not block: suggestions below the `fix_severity`
+/// bar and issues that were there before the change.
+fn set_apart_section(out: &mut String, latest: &crate::engine::IterationRecord) {
+    if !latest.suggestions.is_empty() {
+        out.push_str(
+            "## Suggestions (below the `fix_severity` bar: reported, not fixed, not blocking)\n\n",
+        );
+        issues_table(out, &latest.suggestions);
+        out.push('\n');
+    }
+    if !latest.pre_existing.is_empty() {
+        out.push_str(
+            "## Pre-existing issues (there before this change: reported, not fixed, not blocking)\n\n",
+        );
+        issues_table(out, &latest.pre_existing);
+        out.push('\n');
+    }
 }
 
 /// The table of the latest verification's gates.

@@ -1,6 +1,6 @@
 //! Reports: consumers of the loop's state that write `qa_report.md`, `qa-loop-junit.xml`,
-//! `qa-result.json`, `QA_FIX_REQUEST.md`, `QA_HUMAN_ESCALATION.md`, `MANUAL_TEST_PLAN.md` and the
-//! plan's QA keys. Each format is a pure function of a [`RunReport`]; [`files`] writes them.
+//! `qa-loop.sarif`, `qa-result.json`, `QA_FIX_REQUEST.md`, `QA_HUMAN_ESCALATION.md`,
+//! `MANUAL_TEST_PLAN.md` and the plan's QA keys. Each format is a pure function of a [`RunReport`]; [`files`] writes them.
 
 pub mod files;
 pub mod history;
@@ -8,6 +8,7 @@ pub mod junit;
 pub mod markdown;
 pub mod plan;
 pub mod result;
+pub mod sarif;
 pub mod status;
 pub mod untrusted;
 

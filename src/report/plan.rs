@@ -191,6 +191,8 @@ pub fn history_of(text: &str) -> Vec<crate::engine::IterationRecord> {
                 summary: e.summary,
                 criteria: Vec::new(),
                 issues: e.issues.iter().map(|i| i.to_issue()).collect(),
+                suggestions: Vec::new(),
+                pre_existing: Vec::new(),
                 verification: Default::default(),
                 timestamp: e.timestamp.unwrap_or_default(),
                 manual_test_plan: None,

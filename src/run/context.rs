@@ -32,6 +32,8 @@ pub struct RunContext {
     pub groups: bool,
     /// How the change's code is confined (SPEC §10), decided before any of it runs.
     pub sandbox: crate::sandbox::Sandbox,
+    /// Warnings about the run's models (one retiring soon), for the report and the check run.
+    pub model_warnings: Vec<String>,
 }
 
 /// A run on a pull request.
@@ -93,6 +95,8 @@ pub async fn prepare(
     // The provider is checked before anything is written; a server's wait longer than the run
     // has left stops the run through `cancel`.
     let cancel = Cancel::new();
+    let today = crate::llm::registry::Day::today();
+    let model_warnings = super::provider::model_lifecycle(&inputs.settings, today)?;
     let provider = super::provider::provider(&inputs.settings, Some(&cancel))?;
     if !trust.is_trusted() {
         tracing::info!("untrusted change: review only, none of its code runs");
@@ -118,6 +122,7 @@ pub async fn prepare(
         cancel,
         groups: actions.is_some(),
         sandbox,
+        model_warnings,
     })))
 }
 
@@ -125,6 +130,8 @@ pub async fn prepare(
 pub async fn local(inputs: Inputs) -> Result<RunContext, RunError> {
     crate::vcs::program().map_err(RunError::Refused)?;
     let cancel = Cancel::new();
+    let today = crate::llm::registry::Day::today();
+    let model_warnings = super::provider::model_lifecycle(&inputs.settings, today)?;
     let provider = super::provider::provider(&inputs.settings, Some(&cancel))?;
     let diff_base = diff_base(&inputs.settings.paths.root, &inputs.settings, None, None).await?;
     super::confine::own_paths_are_real(&inputs.settings)?;
@@ -138,6 +145,7 @@ pub async fn local(inputs: Inputs) -> Result<RunContext, RunError> {
         cancel,
         groups: false,
         sandbox,
+        model_warnings,
     })
 }
 
@@ -240,10 +248,11 @@ async fn pr_run(origin: Box<Origin>, inputs: &Inputs, trust: &Trust) -> Option<P
         words,
         base_ref: pr.base_ref,
     };
-    let push = (settings.rules.mode == config::Mode::Fix
+    let mode = settings.rules.mode;
+    let push = (matches!(mode, config::Mode::Fix | config::Mode::Suggest)
         && trust.is_trusted()
         && !target.head_ref.is_empty())
-    .then(|| push_plan(&origin, &target));
+    .then(|| push_plan(&origin, &target, mode));
     let wants_signoff = command == Some(event::QaCommand::Approve)
         && (inputs.strategy.human_signoff_required
             || inputs
@@ -263,8 +272,10 @@ async fn pr_run(origin: Box<Origin>, inputs: &Inputs, trust: &Trust) -> Option<P
     })
 }
 
-fn push_plan(origin: &Origin, target: &Target) -> PushPlan {
-    if target.fork {
+/// A fork's branch is never pushed to, and `mode: suggest` pushes nowhere: the fixes go out as
+/// review suggestions (and a patch).
+fn push_plan(origin: &Origin, target: &Target, mode: config::Mode) -> PushPlan {
+    if target.fork || mode == config::Mode::Suggest {
         return PushPlan::Suggest;
     }
     PushPlan::Branch(PushTarget {

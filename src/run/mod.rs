@@ -86,9 +86,11 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
     let waiting = waiting_for_resume(ctx.pr.as_ref(), &state);
     let mut requests = human_fix_request(settings);
     requests.extend(comment_fix_request(ctx.pr.as_ref()));
+    let asked_to_fix = !requests.is_empty();
     let mut engine = Engine::resume(policy_for(ctx), state.history)
         .with_human_request(requests)
         .with_guidance(guidance(ctx.pr.as_ref()));
+    let earlier = engine.history().len();
     sinks.emit(RunEvent::Started { engine: &engine }).await;
     let outcome = match waiting {
         Some(issue) => wait_for_resume(&engine, &mut sinks, issue).await,
@@ -107,7 +109,56 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
         }
     };
     mcp.shutdown().await;
+    let changed = asked_to_fix || engine.history().len() > earlier + 1;
+    upload_sarif(ctx, &engine, (earlier, changed), &outcome, &sinks.products).await;
     result(settings, outcome, sinks.products)
+}
+
+/// `sarif-upload`: on a pull request, `qa-loop.sarif` to code scanning, attached to the commit
+/// this run's last review saw (nothing when this run reviewed nothing). `earlier`: the
+/// iterations of earlier runs; `changed`: whether this run changed code before its last review.
+async fn upload_sarif(
+    ctx: &RunContext,
+    engine: &Engine,
+    (earlier, changed): (usize, bool),
+    outcome: &Outcome,
+    products: &events::Products,
+) {
+    let settings = &ctx.inputs.settings;
+    let Some(pr) = ctx.pr.as_ref().filter(|_| settings.publish.sarif_upload) else {
+        return;
+    };
+    let Some(last) = engine.history().get(earlier..).and_then(<[_]>::last) else {
+        tracing::info!("sarif-upload: this run reviewed nothing, so nothing is uploaded");
+        return;
+    };
+    let target = &pr.target;
+    let at = match crate::github::sarif::attach(
+        target.pr,
+        &target.head_sha,
+        last.reviewed_head.as_deref(),
+        changed,
+        products.commits_pushed,
+        outcome.best_iteration() == Some(last.iteration),
+    ) {
+        Ok(at) => at,
+        Err(why) => return tracing::warn!("cannot upload qa-loop.sarif to code scanning: {why}"),
+    };
+    let path = settings.paths.out_dir.join(files::SARIF);
+    let (Ok(sarif), Some(token)) = (
+        std::fs::read_to_string(&path),
+        pr.origin.env.github_token.clone(),
+    ) else {
+        return tracing::warn!("cannot upload {} to code scanning", path.display());
+    };
+    match crate::github::client::GitHub::new(
+        &pr.origin.env.api_url,
+        token,
+        settings.models.model_retry,
+    ) {
+        Ok(gh) => crate::github::sarif::upload(&gh, &target.repo, &at, &sarif).await,
+        Err(e) => tracing::warn!("cannot upload qa-loop.sarif to code scanning: {e}"),
+    }
 }
 
 /// Starts the configured MCP servers (an empty hub when there are none).
@@ -162,6 +213,12 @@ fn report_sinks<'a>(
             .then(|| crate::report::SandboxNote::of(&ctx.sandbox)),
         fixes: Vec::new(),
         mcp: mcp.clone(),
+        warnings: ctx.model_warnings.clone(),
+        sarif_anchor: sinks::files::sarif_anchor(
+            &settings.paths.root,
+            settings.paths.config_path.as_deref(),
+        ),
+        earlier: 0,
     });
     sinks
 }
@@ -452,7 +509,7 @@ async fn pr_sinks<'a>(ctx: &'a RunContext, pr: &'a PrRun, sinks: &mut Sinks<'a>)
             "continuing from earlier runs on this pull request"
         );
     }
-    if let Some(push) = pusher(ctx, pr, gh.clone()).await {
+    if let Some(push) = pusher(ctx, pr, gh.clone(), identity.clone()).await {
         sinks.add(push);
     }
     sinks.add(sinks::escalation::EscalationSink {
@@ -473,11 +530,12 @@ async fn pr_sinks<'a>(ctx: &'a RunContext, pr: &'a PrRun, sinks: &mut Sinks<'a>)
     state
 }
 
-/// The pusher sink, when fixes go somewhere (`mode: fix`, trusted, a branch).
+/// The pusher sink, when fixes go somewhere (`mode: fix` or `suggest`, trusted, a branch).
 async fn pusher<'a>(
     ctx: &'a RunContext,
     pr: &'a PrRun,
     gh: crate::github::client::GitHub,
+    identity: crate::github::publish::Identity,
 ) -> Option<sinks::pusher::Push<'a>> {
     let settings = &ctx.inputs.settings;
     let root = &settings.paths.root;
@@ -504,6 +562,7 @@ async fn pusher<'a>(
         target: &pr.target,
         pr_added,
         sandbox: ctx.sandbox.clone(),
+        identity,
     })
 }
 
@@ -618,6 +677,8 @@ fn human_fix_request(settings: &Settings) -> Vec<crate::model::Issue> {
         description: crate::text::clip(crate::text::visible(&text).trim(), 16_000),
         fix: "Do what the request asks, then `finish` with a summary of what you changed.".into(),
         recurs: None,
+        introduced: true,
+        fingerprint: None,
     }]
 }
 
@@ -676,6 +737,8 @@ fn comment_fix_request(pr: Option<&PrRun>) -> Option<crate::model::Issue> {
         fix: "Do what the instructions ask, then `finish` with a summary of what you changed."
             .into(),
         recurs: None,
+        introduced: true,
+        fingerprint: None,
     })
 }
 
@@ -694,5 +757,6 @@ pub fn policy(settings: &Settings) -> Policy {
         similarity_threshold: settings.rules.similarity_threshold,
         min_score: settings.rules.min_score,
         review_only: settings.rules.mode == crate::config::Mode::Review,
+        fix_severity: settings.rules.fix_severity,
     }
 }

@@ -252,3 +252,180 @@ fn warn_unthinking(settings: &Settings) {
         }
     }
 }
+
+/// Where the run's models stand on `today` (SPEC §5.1), checked before anything runs. A retired
+/// model is refused (exit 2) naming its date and the suggested replacement — on its provider's
+/// own API; behind another base URL (a gateway, a compatible server, a router) that server may
+/// still serve it, so there it is a warning. A model retiring within 30 days is a warning. A
+/// replayed session calls no model. Returns the warnings (logged here; the run appends them to
+/// the report, which the check run and the comment publish).
+pub fn model_lifecycle(
+    settings: &Settings,
+    today: crate::llm::registry::Day,
+) -> Result<Vec<String>, RunError> {
+    use crate::llm::registry::Lifecycle;
+    let kind = settings.models.provider;
+    if matches!(kind, None | Some(ProviderKind::Replay)) {
+        return Ok(Vec::new());
+    }
+    let own_api = matches!(kind, Some(ProviderKind::Anthropic | ProviderKind::Openai))
+        && settings
+            .models
+            .base_url
+            .as_deref()
+            .is_none_or(is_providers_own_api);
+    let mut warnings = Vec::new();
+    for (id, roles, m) in models_by_id(settings) {
+        let instead = match &m.info.replacement {
+            Some(r) => format!("its suggested replacement is `{r}`"),
+            None => "choose another model".to_string(),
+        };
+        match m.info.lifecycle(today) {
+            Lifecycle::Served => {}
+            Lifecycle::Retiring { on, days } => warnings.push(format!(
+                "the {roles} model `{id}` retires on {on} (in {days} day{}): {instead}; move to it before then",
+                if days == 1 { "" } else { "s" }
+            )),
+            Lifecycle::Retired { on, by } => {
+                let when = match (on, by) {
+                    (Some(d), _) => format!("was retired on {d}"),
+                    (None, Some(d)) => format!(
+                        "is retired (by {d}, when the registry last checked it; the day is not published)"
+                    ),
+                    (None, None) => "is retired".to_string(),
+                };
+                if own_api {
+                    return Err(RunError::Usage(format!(
+                        "the {roles} model `{id}` {when}: {instead} (--model, --{role}-model or `{role}_model:` in the config)",
+                        role = m.role
+                    )));
+                }
+                warnings.push(format!(
+                    "the {roles} model `{id}` {when} on its provider's own API; the server at the base URL may still serve it ({instead})"
+                ));
+            }
+        }
+    }
+    for w in &warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(warnings)
+}
+
+/// The run's models, each once, with the roles that use it (`reviewer and fixer`).
+fn models_by_id(settings: &Settings) -> Vec<(String, String, ResolvedModel)> {
+    let mut out: Vec<(String, String, ResolvedModel)> = Vec::new();
+    for m in resolved_models(settings) {
+        match out.iter_mut().find(|(id, ..)| *id == m.id) {
+            Some((_, roles, _)) => *roles = format!("{roles} and {}", m.role),
+            None => out.push((m.id.clone(), m.role.to_string(), m)),
+        }
+    }
+    out
+}
+
+/// Whether `base_url` is Anthropic's or OpenAI's own API host.
+fn is_providers_own_api(base_url: &str) -> bool {
+    let rest = base_url.split_once("://").map_or(base_url, |(_, r)| r);
+    let host = rest.split(['/', ':', '?']).next().unwrap_or_default();
+    matches!(
+        host.to_ascii_lowercase().as_str(),
+        "api.anthropic.com" | "api.openai.com"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::registry::{Day, ModelEntry, Registry};
+
+    fn settings(provider: ProviderKind, model: &str, base_url: Option<&str>) -> Settings {
+        let mut s = Settings::resolve(
+            std::path::Path::new("/repo"),
+            &crate::config::FlagLayer::default(),
+            None,
+            &crate::config::file::ConfigFile::default(),
+            |_| None,
+        );
+        s.models.provider = Some(provider);
+        s.models.reviewer_model = Some(model.into());
+        s.models.fixer_model = Some(model.into());
+        s.models.base_url = base_url.map(str::to_string);
+        s
+    }
+
+    fn day(s: &str) -> Day {
+        Day::parse(s).unwrap()
+    }
+
+    #[test]
+    fn a_retired_model_is_refused_with_its_date_and_replacement() {
+        let s = settings(ProviderKind::Openai, "o3-mini", None);
+        let e = model_lifecycle(&s, day("2026-11-27")).unwrap_err();
+        let text = e.to_string();
+        assert!(matches!(e, RunError::Usage(_)), "{text}");
+        for want in [
+            "reviewer and fixer model `o3-mini`",
+            "2026-10-23",
+            "`gpt-5.4-mini`",
+        ] {
+            assert!(text.contains(want), "{want}: {text}");
+        }
+        // Retired without a published day: the day the registry saw it retired.
+        let s = settings(ProviderKind::Anthropic, "claude-3-7-sonnet-20250219", None);
+        let text = model_lifecycle(&s, day("2026-11-27"))
+            .unwrap_err()
+            .to_string();
+        assert!(text.contains("by 2026-11-26"), "{text}");
+        assert!(text.contains("`claude-sonnet-5-5`"), "{text}");
+        // Behind another server it is a warning; a replayed session calls no model.
+        let s = settings(
+            ProviderKind::Openai,
+            "o3-mini",
+            Some("https://gateway.example/v1"),
+        );
+        let w = model_lifecycle(&s, day("2026-11-27")).unwrap();
+        assert!(w[0].contains("may still serve it"), "{w:?}");
+        let s = settings(
+            ProviderKind::Openai,
+            "o3-mini",
+            Some("https://api.openai.com/v1"),
+        );
+        assert!(model_lifecycle(&s, day("2026-11-27")).is_err());
+        let s = settings(ProviderKind::Replay, "o3-mini", None);
+        assert_eq!(
+            model_lifecycle(&s, day("2026-11-27")).unwrap(),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn a_model_retiring_within_30_days_is_a_warning() {
+        let mut s = settings(ProviderKind::Anthropic, "claude-sonnet-4-5", None);
+        s.models.fixer_model = Some("claude-sonnet-5-5".into());
+        let w = model_lifecycle(&s, day("2026-11-20")).unwrap();
+        assert_eq!(
+            w,
+            vec![
+                "the reviewer model `claude-sonnet-4-5` retires on 2026-11-30 (in 10 days): its suggested replacement is `claude-sonnet-5-5`; move to it before then"
+                    .to_string()
+            ]
+        );
+        assert_eq!(
+            model_lifecycle(&s, day("2026-10-30")).unwrap(),
+            Vec::<String>::new()
+        );
+        assert!(model_lifecycle(&s, day("2026-11-30")).is_err());
+        // The config's `retires:` for a model of its own.
+        s.models.registry = Registry::new(std::collections::BTreeMap::from([(
+            "my-llm".to_string(),
+            ModelEntry {
+                retires: Some("2026-11-21".into()),
+                ..ModelEntry::default()
+            },
+        )]));
+        s.models.reviewer_model = Some("my-llm".into());
+        let w = model_lifecycle(&s, day("2026-11-20")).unwrap();
+        assert!(w[0].contains("(in 1 day): choose another model"), "{w:?}");
+    }
+}

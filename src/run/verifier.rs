@@ -32,9 +32,40 @@ pub struct Guard {
     first: Option<VerificationReport>,
     tree_before_fixes: Option<String>,
     asked: Vec<crate::model::Issue>,
+    /// Every tree verified so far (a snapshot id) with its report: a tree seen again (a fix
+    /// that changed nothing) reuses its results instead of being verified twice.
+    verified: Vec<(String, VerificationReport)>,
 }
 
 impl Guard {
+    /// The tree now (without qa-loop's own files); `None`, with a warning, when it cannot be read.
+    async fn snapshot(&self) -> Option<String> {
+        crate::vcs::snapshot(&self.root, &self.own_paths)
+            .await
+            .map_err(|e| tracing::warn!("cannot read the tree: {e}"))
+            .ok()
+    }
+
+    /// Remembers that `tree` was verified in pass `pass` with `report`.
+    fn remember(&mut self, tree: String, report: &VerificationReport, pass: u32) {
+        if self.verified.iter().all(|(t, _)| *t != tree) {
+            let mut kept = report.clone();
+            kept.reused_from = Some(report.reused_from.unwrap_or(pass));
+            self.verified.push((tree, kept));
+        }
+    }
+
+    /// The results of `tree` when it was verified before: the same content is not verified
+    /// twice (a fix that changed nothing, or one that undid the last).
+    fn verified_as(&self, tree: &str) -> Option<VerificationReport> {
+        let (_, report) = self.verified.iter().find(|(t, _)| t == tree)?;
+        tracing::info!(
+            pass = report.reused_from,
+            "the tree is the same as one already verified: its results are reused"
+        );
+        Some(report.clone())
+    }
+
     pub fn new(root: PathBuf, own_paths: Vec<String>) -> Guard {
         Guard {
             root,
@@ -48,19 +79,17 @@ impl Guard {
     /// the first pass, those tests run, as the fixes left them, on the code before the fixes.
     async fn after(
         &mut self,
+        now: Option<&str>,
         report: &mut VerificationReport,
         verifier: &crate::verify::Verifier,
     ) -> Option<crate::model::Gate> {
         let tree = self.tree_before_fixes.as_deref()?;
         self.first.as_ref()?;
-        let now = match crate::vcs::snapshot(&self.root, &self.own_paths).await {
-            Ok(t) => t,
-            Err(e) => {
-                tracing::warn!("the test-integrity guard cannot read the tree: {e}");
-                return None;
-            }
+        let Some(now) = now else {
+            tracing::warn!("the test-integrity guard cannot read the tree");
+            return None;
         };
-        let diff = match crate::vcs::diff_trees(&self.root, tree, &now).await {
+        let diff = match crate::vcs::diff_trees(&self.root, tree, now).await {
             Ok(d) => d,
             Err(e) => {
                 tracing::warn!("the test-integrity guard cannot diff the fix: {e}");
@@ -219,9 +248,21 @@ fn mark_evidence(
 impl Verifier for RepoVerifier<'_> {
     async fn verify(&mut self) -> VerificationReport {
         self.passes += 1;
-        let report = self.measure().await;
-        let mut report = report;
-        if let Some(gate) = self.guard.after(&mut report, &self.verifier).await {
+        // After a fix: the tree now, to reuse the results of a tree already verified and for
+        // the integrity guard (the first pass needs neither).
+        let now = match self.guard.tree_before_fixes.is_some() {
+            true => self.guard.snapshot().await,
+            false => None,
+        };
+        if let Some(reused) = now.as_deref().and_then(|t| self.guard.verified_as(t)) {
+            return reused;
+        }
+        let mut report = self.measure().await;
+        if let Some(gate) = self
+            .guard
+            .after(now.as_deref(), &mut report, &self.verifier)
+            .await
+        {
             if gate.status == crate::model::GateStatus::Failed {
                 tracing::warn!("{}", gate.summary);
             }
@@ -229,6 +270,9 @@ impl Verifier for RepoVerifier<'_> {
         }
         if self.guard.first.is_none() {
             self.guard.first = Some(report.clone());
+        }
+        if let Some(now) = now {
+            self.guard.remember(now, &report, self.passes);
         }
         report
     }
@@ -244,7 +288,14 @@ impl Verifier for RepoVerifier<'_> {
         self.guard.asked.extend_from_slice(issues);
         if self.guard.tree_before_fixes.is_none() {
             match crate::vcs::snapshot(&self.guard.root, &self.guard.own_paths).await {
-                Ok(tree) => self.guard.tree_before_fixes = Some(tree),
+                Ok(tree) => {
+                    // The first pass verified this tree (nothing changes between a pass, its
+                    // review and the fix).
+                    if let Some(first) = self.guard.first.clone() {
+                        self.guard.remember(tree.clone(), &first, 1);
+                    }
+                    self.guard.tree_before_fixes = Some(tree);
+                }
                 Err(e) => tracing::warn!(
                     "the test-integrity guard cannot read the tree before the fix: {e}"
                 ),

@@ -633,7 +633,9 @@ pub fn verdict_schema() -> serde_json::Value {
                     "coverage", "code_quality", "error_handling", "security", "performance"]},
                 "severity": {"type": "string", "enum": ["critical", "high", "medium", "low"]},
                 "file": {"type": "string"}, "line": {"type": "integer"},
-                "description": {"type": "string"}, "fix": {"type": "string"}, "recurs": {"type": "string"}},
+                "description": {"type": "string"}, "fix": {"type": "string"}, "recurs": {"type": "string"},
+                "introduced": {"type": "boolean",
+                    "description": "false when the problem was already there before this change (on the base branch): reported apart, never fixed by this change. Default true."}},
                 "required": ["title", "type", "severity", "fix"]}},
             "manual_test_plan": {"type": "string",
                 "description": "Only for projects without automated tests: a markdown checklist of manual checks for a human."}

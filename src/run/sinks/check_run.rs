@@ -25,16 +25,19 @@ impl Sink for CheckRunSink {
                     }
                 }
                 RunEvent::Finished { engine, outcome } => {
-                    let issues = engine
+                    let (issues, apart) = engine
                         .history()
                         .last()
-                        .map(|l| l.issues.clone())
+                        .map(|l| {
+                            let apart = l.suggestions.iter().chain(&l.pre_existing);
+                            (l.issues.clone(), apart.cloned().collect::<Vec<_>>())
+                        })
                         .unwrap_or_default();
                     let added = crate::vcs::added_lines(&self.root, &self.diff_base)
                         .await
                         .unwrap_or_default();
                     self.check
-                        .complete(outcome, &out.published, &issues, &added, POINTER)
+                        .complete(outcome, &out.published, &issues, &apart, &added, POINTER)
                         .await;
                 }
                 RunEvent::Started { .. } | RunEvent::Reviewed { .. } => {}

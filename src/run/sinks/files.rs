@@ -1,9 +1,9 @@
-//! The report files (`qa_report.md`, `qa-result.json`, `qa-loop-junit.xml`, and the escalation
-//! and manual-test-plan files): a snapshot after each review, the final version at the end (and
+//! The report files (`qa_report.md`, `qa-result.json`, `qa-loop-junit.xml`, `qa-loop.sarif`, and
+//! the escalation and manual-test-plan files): a snapshot after each review, the final version at the end (and
 //! the plan's QA keys, written once).
 
 use std::cell::RefCell;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::agents::Meter;
 use crate::config::Strategy;
@@ -26,6 +26,31 @@ pub struct ReportFiles<'a> {
     pub fixes: Vec<(u32, String)>,
     /// The run's MCP servers (their state and calls go into the report).
     pub mcp: std::sync::Arc<crate::mcp::Hub>,
+    /// Warnings known before the run (a model retiring soon): added to `qa_report.md` and
+    /// `qa-result.json` each time they are written, so the check run and the comment carry them.
+    pub warnings: Vec<String>,
+    /// Where `qa-loop.sarif` shows a finding without a file ([`sarif_anchor`]).
+    pub sarif_anchor: Option<String>,
+    /// Iterations of earlier runs in the engine's history (learnt when the run starts): the
+    /// last of them is the baseline of `qa-loop.sarif`.
+    pub earlier: usize,
+}
+
+/// The configuration file, repository-relative, when it is inside the repository: where
+/// `qa-loop.sarif` shows a finding without a file (GitHub rejects results without a location).
+pub fn sarif_anchor(root: &Path, config: Option<&Path>) -> Option<String> {
+    let config = config?;
+    let rel = config.strip_prefix(root).unwrap_or(config);
+    let inside = rel.is_relative()
+        && rel.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        });
+    let text = rel.to_string_lossy().replace('\\', "/");
+    let text = text.trim_start_matches("./").to_string();
+    (inside && !text.is_empty()).then_some(text)
 }
 
 impl ReportFiles<'_> {
@@ -51,8 +76,19 @@ impl ReportFiles<'_> {
         };
         // The plan is updated once, at the end, so a run appends its iterations exactly once.
         let plan = self.plan.as_deref().filter(|_| final_write);
-        match files::write_all(&self.out_dir, &report, plan, &driver::now()) {
-            Ok(p) => out.report_path = Some(p),
+        let frame = crate::report::sarif::Frame {
+            earlier: self.earlier,
+            anchor: self.sarif_anchor.as_deref(),
+        };
+        match files::write_all(&self.out_dir, &report, &frame, plan, &driver::now()) {
+            Ok(p) => {
+                if !self.warnings.is_empty()
+                    && let Err(e) = files::append_warnings(&self.out_dir, &self.warnings)
+                {
+                    tracing::warn!("cannot add the model warnings to the report: {e}");
+                }
+                out.report_path = Some(p)
+            }
             Err(e) => {
                 tracing::error!(
                     "cannot write the reports to {}: {e}",
@@ -85,7 +121,8 @@ impl Sink for ReportFiles<'_> {
                     .unwrap_or_else(|| self.out_dir.join(files::REPORT));
                 out.published = std::fs::read_to_string(path).unwrap_or_default();
             }
-            RunEvent::Started { .. } => {}
+            // What the engine holds before this run's first review came from earlier runs.
+            RunEvent::Started { engine } => self.earlier = engine.history().len(),
         }
         Box::pin(std::future::ready(()))
     }

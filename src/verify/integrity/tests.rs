@@ -45,6 +45,8 @@ fn issue(id: &str, title: &str, file: Option<&str>) -> Issue {
         description: String::new(),
         fix: String::new(),
         recurs: None,
+        introduced: true,
+        fingerprint: None,
     }
 }
 
