@@ -244,6 +244,10 @@ async fn dispatch(cli: Cli) -> Exit {
                     );
                     println!(
                         "  {}",
+                        d.result.out_dir.join(crate::report::files::SARIF).display()
+                    );
+                    println!(
+                        "  {}",
                         d.result
                             .out_dir
                             .join(crate::report::files::RESULT)

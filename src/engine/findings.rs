@@ -33,16 +33,18 @@ pub fn pre_existing_claim(issue: &Issue, added: Option<&AddedLines>) -> Result<(
     Ok(())
 }
 
-/// Gives each of `new` a fingerprint: the one of the latest `earlier` finding the matcher says
-/// is the same problem, else a fresh one from its type, file and title. Two findings of one
-/// iteration never share a fingerprint.
+/// Gives each of `new` a fingerprint: the one of the latest `earlier` finding of the same type
+/// the matcher says is the same problem, else a fresh one from its type, file and title. A
+/// finding of another type is another finding (a docstring nit beside a wrong result is not the
+/// wrong result, whatever the matcher makes of the place). Two findings of one iteration never
+/// share a fingerprint.
 pub fn assign(new: &mut [&mut Issue], earlier: &[&Issue], matcher: &Matcher) {
-    let known: Vec<(Prepared<'_>, &str)> = earlier
+    let known: Vec<(Prepared<'_>, &str, crate::model::IssueType)> = earlier
         .iter()
         .rev()
         .filter_map(|i| {
             let fp = i.fingerprint.as_deref()?;
-            Some((Prepared::new(IssueKey::from(*i)), fp))
+            Some((Prepared::new(IssueKey::from(*i)), fp, i.kind))
         })
         .collect();
     let mut taken: Vec<String> = Vec::new();
@@ -50,9 +52,9 @@ pub fn assign(new: &mut [&mut Issue], earlier: &[&Issue], matcher: &Matcher) {
         let this = Prepared::new(IssueKey::from(&**issue));
         let inherited = known
             .iter()
-            .filter(|(_, fp)| !taken.iter().any(|t| t == fp))
-            .find(|(k, _)| matcher.decide_prepared(&this, k).is_same())
-            .map(|(_, fp)| fp.to_string());
+            .filter(|(_, fp, kind)| *kind == issue.kind && !taken.iter().any(|t| t == fp))
+            .find(|(k, ..)| matcher.decide_prepared(&this, k).is_same())
+            .map(|(_, fp, _)| fp.to_string());
         let mut fp = inherited.unwrap_or_else(|| fresh(issue));
         let mut n = 1;
         while taken.contains(&fp) {
@@ -168,6 +170,20 @@ mod tests {
         assert_eq!(again.fingerprint.as_deref(), Some(fp.as_str()));
         assert_ne!(other.fingerprint.as_deref(), Some(fp.as_str()));
         assert_ne!(twin.fingerprint, again.fingerprint);
+        // Another type at the same place is another finding (the matcher alone joins these two:
+        // same function, neighbouring lines).
+        let mut bug = issue(
+            "add() subtracts instead of adding",
+            "calc.py",
+            2,
+            Severity::High,
+        );
+        bug.kind = IssueType::UnitTest;
+        assign(&mut [&mut bug], &[], &matcher);
+        let mut nit = issue("add has no docstring", "calc.py", 1, Severity::Low);
+        nit.kind = IssueType::CodeQuality;
+        assign(&mut [&mut nit], &[&bug], &matcher);
+        assert_ne!(nit.fingerprint, bug.fingerprint);
         // Stable: the same new finding gets the same fresh fingerprint in another run.
         let mut once_more = other.clone();
         once_more.fingerprint = None;
