@@ -2336,3 +2336,48 @@ mod threads;
 
 #[path = "github/sarif_upload.rs"]
 mod sarif_upload;
+
+/// Issue 40 on a pull request: with `fix_severity: medium` the reviewer rejects for one low nit
+/// only. The run is approved without a fix (nothing pushed: the branch keeps the PR's commits),
+/// the check run succeeds and shows the nit as a notice annotation marked a suggestion, and the
+/// sticky comment lists it under "Suggestions".
+#[test]
+fn a_nit_below_the_bar_is_a_notice_and_never_fixed_on_a_pull_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let nit = json!({"role": "reviewer", "tool_calls": [{"id": "v", "name": "submit_verdict",
+        "arguments": {"status": "rejected", "score": 70, "confidence": 0.9, "summary": "s", "criteria": [],
+            "issues": [{"id": "Q1", "title": "Name `add` more descriptively", "type": "code_quality",
+                "severity": "low", "file": "calc.py", "line": 1, "fix": "rename it"}]}}]});
+    project(dir.path(), json!([nit]));
+    let config = std::fs::read_to_string(dir.path().join("qa-loop.yml")).unwrap();
+    std::fs::write(
+        dir.path().join("qa-loop.yml"),
+        format!("{config}fix_severity: medium\nunit_tests:\n  commands: [\"true\"]\n  allow_no_tests: true\n")
+            .replace("unit_tests:\n  commands: [\"python3 test_calc.py\"]\n", ""),
+    )
+    .unwrap();
+    git(dir.path(), &["commit", "-qam", "config"]);
+    git(dir.path(), &["push", "-q", "origin", "changes"]);
+    let gh: Shared = Arc::default();
+    let api = start(gh.clone());
+    let remote = dir.path().join(".git/remote.git");
+    let before = git_out(&remote, &["rev-parse", "changes"]);
+    let o = run(dir.path(), &api, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(git_out(&remote, &["rev-parse", "changes"]), before, "nothing pushed");
+    let g = gh.lock().unwrap();
+    let check = &g.check_runs[0];
+    assert_eq!(check["conclusion"], "success", "{check:#}");
+    let notes: Vec<&Value> = g.annotations.values().flatten().collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes[0]["annotation_level"], "notice");
+    assert!(
+        notes[0]["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("suggestion: Q1 [code_quality]"),
+        "{notes:?}"
+    );
+    let body = g.comments[0]["body"].as_str().unwrap();
+    assert!(body.contains("## Suggestions (below the `fix_severity` bar"), "{body}");
+}

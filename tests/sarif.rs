@@ -3,7 +3,8 @@
 //! 2.1.0 JSON schema (vendored in `schema/vendor/` with its source and licence), checked by
 //! `check-jsonschema`; the approved run carries a suggestion (below `fix_severity: medium`) and a
 //! pre-existing issue (on a line the change did not add). Two runs in a row on one project: the
-//! second knows which iterations were the first's (its baseline). The baseline states against a
+//! second knows which iterations were the first's (its baseline), and the plan's history carries
+//! the fingerprints, so the same finding is `unchanged` there. The baseline states against a
 //! previous run whose findings have fingerprints (a pull request's cross-run state) are built
 //! from two histories through the library and validated too, the absent results as results.
 //! The upload (`sarif-upload`) is sent to a fake of GitHub's code-scanning endpoint, behind
@@ -257,14 +258,12 @@ fn a_second_run_knows_the_first_runs_iterations_as_its_baseline() {
     assert_eq!(props["iterationsThisRun"], 1);
     assert_eq!(props["baseline"]["iteration"], 1);
     assert_eq!(by_id(&second, "Q1")["properties"]["iteration"], 2);
-    // A plan's history keeps no fingerprints: no baseline states, and the file says why.
-    let note = props["baseline"]["note"].as_str().unwrap_or_default();
-    assert!(note.contains("no fingerprints"), "{props:#}");
-    assert!(
-        results(&second)
-            .iter()
-            .all(|r| r.get("baselineState").is_none())
-    );
+    // The plan's history keeps each finding's fingerprint: the same problem in the second run
+    // has the first run's fingerprint and is `unchanged`.
+    let q1_first = by_id(&first, "Q1")["partialFingerprints"].clone();
+    let q1 = by_id(&second, "Q1");
+    assert_eq!(q1["partialFingerprints"], q1_first, "{q1:#}");
+    assert_eq!(q1["baselineState"], "unchanged", "{q1:#}");
     assert_valid(d, "second.sarif", &second);
 }
 

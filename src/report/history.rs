@@ -25,6 +25,10 @@ pub struct HistoryIssue {
     pub file_lines: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recurs: Option<String>,
+    /// The finding's fingerprint (qa-loop's own entries since issue 40): the same problem keeps
+    /// it in a later local run too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
     /// `severity`, else a severity word written as the `type` (Auto-Claude: `"critical"`).
     #[serde(skip)]
     pub severity: Option<Severity>,
@@ -63,7 +67,7 @@ impl HistoryIssue {
             fix: self.fix.clone(),
             recurs: self.recurs.clone(),
             introduced: true,
-            fingerprint: None,
+            fingerprint: self.fingerprint.clone(),
         }
     }
 }
@@ -213,6 +217,8 @@ fn read_issue(v: &Value, n: usize, path: &str, warnings: &mut Vec<String>) -> Op
         line,
         file_lines,
         recurs: s("recurs"),
+        fingerprint: s("fingerprint")
+            .filter(|f| f.len() <= 64 && f.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')),
         severity: s("severity")
             .and_then(|t| Severity::parse_lenient(&t))
             .or_else(|| Severity::parse_lenient(&kind)),
