@@ -2364,7 +2364,11 @@ fn a_nit_below_the_bar_is_a_notice_and_never_fixed_on_a_pull_request() {
     let before = git_out(&remote, &["rev-parse", "changes"]);
     let o = run(dir.path(), &api, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(git_out(&remote, &["rev-parse", "changes"]), before, "nothing pushed");
+    assert_eq!(
+        git_out(&remote, &["rev-parse", "changes"]),
+        before,
+        "nothing pushed"
+    );
     let g = gh.lock().unwrap();
     let check = &g.check_runs[0];
     assert_eq!(check["conclusion"], "success", "{check:#}");
@@ -2379,5 +2383,8 @@ fn a_nit_below_the_bar_is_a_notice_and_never_fixed_on_a_pull_request() {
         "{notes:?}"
     );
     let body = g.comments[0]["body"].as_str().unwrap();
-    assert!(body.contains("## Suggestions (below the `fix_severity` bar"), "{body}");
+    assert!(
+        body.contains("## Suggestions (below the `fix_severity` bar"),
+        "{body}"
+    );
 }
