@@ -647,40 +647,12 @@ fn graphql(g: &mut Gh, body: &Value) -> Value {
 fn start(gh: Shared) -> Api {
     let addr = serve(axum::Router::new().fallback(record).with_state(gh));
     let fake = format!("http://{addr}");
-    let (Ok(prism), Ok(spec)) = (
-        std::env::var("QA_LOOP_PRISM"),
-        std::env::var("QA_LOOP_GITHUB_OPENAPI"),
-    ) else {
+    let Some((child, port)) = start_prism(&fake) else {
         return Api {
             url: fake,
             prism: None,
         };
     };
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = std::process::Command::new(prism)
-        .args([
-            "proxy",
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &port.to_string(),
-            &spec,
-            &fake,
-            "--errors",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("prism starts");
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(std::time::Instant::now() < until, "prism did not start");
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
     // GraphQL is not part of the REST API's description: `POST /graphql` goes to the fake
     // directly (its documents are checked against GitHub's GraphQL schema instead), every other
     // request through prism.

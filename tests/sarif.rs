@@ -416,10 +416,7 @@ fn code_scanning(seen: Arc<Mutex<Seen>>) -> Api {
 /// answered 422, an answer against it 500).
 fn start(app: axum::Router) -> Api {
     let fake = format!("http://{}", serve(app));
-    let (Ok(prism), Ok(spec)) = (
-        std::env::var("QA_LOOP_PRISM"),
-        std::env::var("QA_LOOP_GITHUB_OPENAPI"),
-    ) else {
+    let Some((child, port)) = start_prism(&fake) else {
         eprintln!(
             "note: QA_LOOP_PRISM/QA_LOOP_GITHUB_OPENAPI unset: the request is not checked by prism"
         );
@@ -428,31 +425,6 @@ fn start(app: axum::Router) -> Api {
             prism: None,
         };
     };
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = std::process::Command::new(prism)
-        .args([
-            "proxy",
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &port.to_string(),
-            &spec,
-            &fake,
-            "--errors",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("prism starts");
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(std::time::Instant::now() < until, "prism did not start");
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
     Api {
         url: format!("http://127.0.0.1:{port}"),
         prism: Some(child),

@@ -298,6 +298,30 @@ fn xml_format(shape: &XmlShape) -> Result<Format, String> {
     }
 }
 
+/// A report read line by line (file → line → covered): each file's counts and the total.
+fn from_lines(
+    format: Format,
+    per_file: BTreeMap<String, BTreeMap<u64, bool>>,
+    branches: BTreeMap<String, BTreeMap<u64, (u32, u32)>>,
+) -> Coverage {
+    let files: BTreeMap<String, Counts> = per_file
+        .iter()
+        .map(|(f, lines)| {
+            let covered = lines.values().filter(|c| **c).count() as u64;
+            let total = lines.len() as u64;
+            (f.clone(), Counts { covered, total })
+        })
+        .collect();
+    Coverage {
+        format,
+        overall: totals(&files),
+        files,
+        lines: per_file,
+        branches,
+        blocks: BTreeMap::new(),
+    }
+}
+
 fn totals(files: &BTreeMap<String, Counts>) -> Counts {
     let mut c = Counts::default();
     for f in files.values() {
@@ -509,26 +533,7 @@ pub fn parse_cobertura(text: &str) -> Result<Coverage, String> {
             _ => {}
         }
     }
-    let files: BTreeMap<String, Counts> = per_file
-        .iter()
-        .map(|(f, lines)| {
-            (
-                f.clone(),
-                Counts {
-                    covered: lines.values().filter(|c| **c).count() as u64,
-                    total: lines.len() as u64,
-                },
-            )
-        })
-        .collect();
-    Ok(Coverage {
-        format: Format::Cobertura,
-        overall: totals(&files),
-        files,
-        lines: per_file,
-        branches,
-        blocks: BTreeMap::new(),
-    })
+    Ok(from_lines(Format::Cobertura, per_file, branches))
 }
 
 /// Clover (PHPUnit, jest/istanbul, OpenClover, gcovr): `<file path|name>` … `<line num type
@@ -586,26 +591,7 @@ pub fn parse_clover(text: &str) -> Result<Coverage, String> {
             _ => {}
         }
     }
-    let files: BTreeMap<String, Counts> = per_file
-        .iter()
-        .map(|(f, lines)| {
-            (
-                f.clone(),
-                Counts {
-                    covered: lines.values().filter(|c| **c).count() as u64,
-                    total: lines.len() as u64,
-                },
-            )
-        })
-        .collect();
-    Ok(Coverage {
-        format: Format::Clover,
-        overall: totals(&files),
-        files,
-        lines: per_file,
-        branches: BTreeMap::new(),
-        blocks: BTreeMap::new(),
-    })
+    Ok(from_lines(Format::Clover, per_file, BTreeMap::new()))
 }
 
 /// A Clover `<line>`: its number and whether it ran, or `None` for a `method` line.

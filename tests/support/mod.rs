@@ -108,3 +108,42 @@ pub fn gate_of(result: &serde_json::Value, name: &str) -> serde_json::Value {
         .cloned()
         .unwrap_or_else(|| panic!("no gate {name} in {gates:#}"))
 }
+
+/// `prism proxy --errors` in front of the fake at `fake`, with GitHub's OpenAPI description, when
+/// `QA_LOOP_PRISM` and `QA_LOOP_GITHUB_OPENAPI` are set (as `.ci/run` sets them): a request
+/// against the description is answered 422, an answer against it 500. The running prism and its
+/// port; `None` when the variables are unset.
+pub fn start_prism(fake: &str) -> Option<(std::process::Child, u16)> {
+    let (Ok(prism), Ok(spec)) = (
+        std::env::var("QA_LOOP_PRISM"),
+        std::env::var("QA_LOOP_GITHUB_OPENAPI"),
+    ) else {
+        return None;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = std::process::Command::new(prism)
+        .args([
+            "proxy",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            &spec,
+            fake,
+            "--errors",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("prism starts");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < until, "prism did not start");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    Some((child, port))
+}
