@@ -3,10 +3,13 @@
 //! A repository whose branch changes 5 000 files with 50 MB of diff (4 500 new files, 500
 //! modified, one in ten with a debugging statement the pattern checks find) is reviewed once by
 //! the real `qa-loop` binary: `run --mode review`, the model replayed (one verdict), no test
-//! suites — so what is measured is qa-loop itself: the base, the diff, the tree snapshot, the
+//! suites — so what is measured is qa-loop itself: the base, the diff (read once), the
 //! pattern checks over every added line, the reviewer's task, the report files. Reported: wall
 //! time (git included) and qa-loop's peak resident memory (`VmHWM` of its process, sampled
 //! every 2 ms until it exits; git's own memory is not counted).
+//!
+//! Also: one `git diff` of the same change, for scale (the review's target is 1.5× it).
+//! `QA_LOOP_BIN=/path/to/qa-loop` measures another build side by side.
 //!
 //! `cargo bench --bench large_change` (5 000 files, 50 MB); `-- 1000 10` for other sizes,
 //! `-- 5000 50 DIR` to keep the repository in DIR.
@@ -48,11 +51,42 @@ fn main() {
     let (wall, peak) = runs[runs.len() / 2];
     let worst_peak = runs.iter().map(|r| r.1).max().unwrap();
     println!(
-        "qa-loop run --mode review: median {:.2} s wall (of 3), peak RSS {:.1} MiB (worst of 3: {:.1} MiB)",
+        "qa-loop run --mode review ({}): median {:.2} s wall (of 3), peak RSS {:.1} MiB (worst of 3: {:.1} MiB)",
+        binary(),
         wall.as_secs_f64(),
         peak as f64 / 1024.0,
         worst_peak as f64 / 1024.0
     );
+    let one = git_diff(root);
+    println!(
+        "one `git diff master > /dev/null`: median {:.2} s (of 3); the review takes {:.2}x it (target <= 1.5x)",
+        one.as_secs_f64(),
+        wall.as_secs_f64() / one.as_secs_f64()
+    );
+}
+
+/// The binary measured: `QA_LOOP_BIN` (an older build, to compare), else this tree's.
+fn binary() -> String {
+    std::env::var("QA_LOOP_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_qa-loop").to_string())
+}
+
+/// The median wall time of one `git diff master` of the change, its output discarded.
+fn git_diff(root: &Path) -> Duration {
+    let mut times: Vec<Duration> = (0..3)
+        .map(|_| {
+            let started = Instant::now();
+            let status = Command::new("git")
+                .args(["diff", "--no-color", "--no-ext-diff", "master", "--"])
+                .current_dir(root)
+                .stdout(std::process::Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success());
+            started.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[1]
 }
 
 fn git(root: &Path, args: &[&str]) -> String {
@@ -127,7 +161,7 @@ fn review(root: &Path) -> (Duration, u64) {
     // A file, not a pipe: a full pipe nobody reads would stall the run.
     let log = tempfile::NamedTempFile::new().unwrap();
     let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_qa-loop"))
+    let mut child = Command::new(binary())
         .current_dir(root)
         .env_remove("GITHUB_ACTIONS")
         .env_remove("GITHUB_BASE_REF")

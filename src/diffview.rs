@@ -389,6 +389,64 @@ pub async fn load(
     })
 }
 
+/// [`load`] of a change already read ([`crate::vcs::Change`]: one `git diff` per tree, shared
+/// with the verification): the sections are measured and the chosen ones copied from its spool,
+/// without running git again. `exclude` names paths left out (qa-loop's own).
+pub fn load_change(
+    change: &crate::vcs::Change,
+    budget: usize,
+    hints: &DiffHints,
+    exclude: &[String],
+) -> Result<DiffView, String> {
+    let excluded = |path: &str| {
+        exclude.iter().any(|e| {
+            let e = e.trim_end_matches('/');
+            !e.is_empty() && (path == e || path.starts_with(&format!("{e}/")))
+        })
+    };
+    let mut measure = Measure::default();
+    // Where each section starts in the spool (and where the last ends).
+    let mut starts = Vec::new();
+    change.each_line(|line, at| {
+        let before = measure.sections.len();
+        measure.line(line);
+        if measure.sections.len() > before {
+            starts.push(at);
+        }
+    })?;
+    starts.push(change.bytes);
+    let keep: Vec<usize> = (0..measure.sections.len())
+        .filter(|&i| !excluded(&measure.sections[i].path))
+        .collect();
+    let sections: Vec<Measured> = keep
+        .iter()
+        .map(|&i| std::mem::take(&mut measure.sections[i]))
+        .collect();
+    let choice = choose(&sections, budget, hints);
+    let mut text = String::new();
+    for &i in &choice.shown {
+        let k = keep[i];
+        text.push_str(&change.text(starts[k], starts[k + 1])?);
+    }
+    let mut files: Vec<(String, usize)> = sections
+        .iter()
+        .filter(|s| s.header)
+        .map(|s| (s.path.clone(), s.size))
+        .collect();
+    let names: Vec<&str> = change
+        .untracked
+        .iter()
+        .map(String::as_str)
+        .filter(|f| !excluded(f))
+        .collect();
+    text.push_str(&crate::vcs::untracked_listing(&names));
+    files.extend(names.into_iter().map(|f| (f.to_string(), 0)));
+    Ok(DiffView {
+        shown: ShownDiff::new(text, choice),
+        files,
+    })
+}
+
 /// `12.3 KiB`.
 pub fn size(bytes: usize) -> String {
     if bytes < 1024 {

@@ -14,21 +14,6 @@ use support::*;
 
 use serde_json::{Value, json};
 
-fn have_pytest() -> bool {
-    let ok = std::process::Command::new("python3")
-        .args(["-m", "pytest", "--version"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("QA_LOOP_REAL_TOOLS").is_none(),
-            "pytest is not installed (.ci/run installs it)"
-        );
-        eprintln!("skipped: pytest is not installed");
-    }
-    ok
-}
-
 const TESTS: &str = "from calc import add, sub\n\n\ndef test_add():\n    assert add(2, 2) == 4\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n";
 
 /// `calc.add` subtracts; `test_add` fails, `test_sub` passes.

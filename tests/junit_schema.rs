@@ -18,28 +18,8 @@ use support::*;
 
 use serde_json::{Value, json};
 
-/// Whether `program args` runs; a note (or, with `QA_LOOP_REAL_TOOLS`, a failure) when not.
-fn have(what: &str, program: &str, args: &[&str]) -> bool {
-    let ok = std::process::Command::new(program)
-        .args(args)
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("QA_LOOP_REAL_TOOLS").is_none(),
-            "{what} is not installed (.ci/run installs it)"
-        );
-        eprintln!("skipped: {what} is not installed");
-    }
-    ok
-}
-
-fn have_pytest() -> bool {
-    have("pytest", "python3", &["-m", "pytest", "--version"])
-}
-
 fn have_xmllint() -> bool {
-    have("xmllint (apt libxml2-utils)", "xmllint", &["--version"])
+    have_tool("xmllint (apt libxml2-utils)", "xmllint", &["--version"])
 }
 
 fn schema() -> PathBuf {
@@ -178,7 +158,7 @@ print(json.dumps({"suites": [{"name": s.name, "cases": [
 
 /// `script` (Python) on `file`, its JSON; `None` when the `module` it needs is not installed.
 fn python(script: &str, module: &str, file: &Path, more: &[&Path]) -> Option<Value> {
-    if !have(
+    if !have_tool(
         &format!("{module} (pip)"),
         "python3",
         &["-c", &format!("import {module}")],

@@ -78,3 +78,155 @@ fn a_fix_that_changed_nothing_reuses_the_results_of_the_same_tree() {
     let r = qa_result(d);
     assert!(r["history"][1]["verification"].get("reused_from").is_none());
 }
+
+/// A real pytest project: `calc.py` (add wrong), three tests that log each run of theirs to
+/// `runs.log` (ignored), one session marker per pytest run.
+fn pytest_project(d: &Path, calls: Vec<Value>) {
+    std::fs::write(d.join("calc.py"), "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n").unwrap();
+    std::fs::create_dir_all(d.join("tests")).unwrap();
+    std::fs::write(
+        d.join("tests/conftest.py"),
+        "import pathlib\n\nLOG = pathlib.Path(__file__).parent.parent / 'runs.log'\n\n\ndef pytest_sessionstart(session):\n    with LOG.open('a') as f:\n        f.write('session\\n')\n\n\ndef pytest_runtest_call(item):\n    with LOG.open('a') as f:\n        f.write(item.name + '\\n')\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("tests/test_calc.py"),
+        "import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n\n\ndef test_sub():\n    assert calc.sub(5, 3) == 2\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n",
+    )
+    .unwrap();
+    let config = json!({"risk_level": "low", "max_iterations": 4, "recurring_threshold": 10, "min_score": 0,
+        "failure_analysis": false, "flaky_reruns": 0,
+        "unit_tests": {"required": true, "junit": ["reports/junit.xml"],
+            "commands": ["python3 -m pytest -q -p no:cacheprovider --rootdir=. --junitxml=reports/junit.xml"]}});
+    std::fs::write(d.join("qa-loop.json"), config.to_string()).unwrap();
+    std::fs::write(
+        d.join(".gitignore"),
+        ".qa-loop/\nsession.json\nruns.log\nreports/\n__pycache__/\n",
+    )
+    .unwrap();
+    git(d, &["init", "-q"]);
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "init"]);
+    std::fs::write(
+        d.join("session.json"),
+        json!({ "calls": calls }).to_string(),
+    )
+    .unwrap();
+}
+
+fn verdict(approved: bool) -> Value {
+    json!({"role": "reviewer", "tool_calls": [{"id": "v", "name": "submit_verdict", "arguments": {
+        "status": if approved { "approved" } else { "rejected" }, "score": if approved { 95 } else { 30 },
+        "confidence": 0.9, "summary": "s", "criteria": [], "issues": []}}]})
+}
+
+/// The fixer writes `calc.py` with `add` and `sub` as given, then finishes.
+fn fix(add: &str, sub: &str) -> [Value; 2] {
+    let content = format!(
+        "def add(a, b):\n    return {add}\n\n\ndef sub(a, b):\n    return {sub}\n\n\ndef mul(a, b):\n    return a * b\n"
+    );
+    [
+        json!({"role": "fixer", "tool_calls": [{"id": "w", "name": "write_file",
+            "arguments": {"path": "calc.py", "content": content}}]}),
+        json!({"role": "fixer", "tool_calls": [{"id": "f", "name": "finish", "arguments": {"summary": "fixed"}}]}),
+    ]
+}
+
+/// The tests each pytest run ran, in order.
+fn pytest_runs(d: &Path) -> Vec<Vec<String>> {
+    let log = std::fs::read_to_string(d.join("runs.log")).unwrap_or_default();
+    let mut runs: Vec<Vec<String>> = Vec::new();
+    for line in log.lines() {
+        match line {
+            "session" => runs.push(Vec::new()),
+            name => runs.last_mut().unwrap().push(name.to_string()),
+        }
+    }
+    runs
+}
+
+#[test]
+fn failing_tests_run_first_and_only_a_full_verification_approves() {
+    if !have_pytest() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 1: add fails. Fix 1 leaves it wrong; fix 2 repairs add but breaks sub (only the full
+    // run can see that); fix 3 repairs sub. The reviewer approves from iteration 3 on: words
+    // that gates beat.
+    let mut calls = vec![verdict(false)];
+    calls.extend(fix("a * b", "a - b"));
+    calls.push(verdict(false));
+    calls.extend(fix("a + b", "a + b"));
+    calls.push(verdict(true));
+    calls.extend(fix("a + b", "a - b"));
+    calls.push(verdict(true));
+    pytest_project(d, calls);
+    let o = replay_run(d, &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let all = ["test_add", "test_sub", "test_mul"];
+    assert_eq!(
+        pytest_runs(d),
+        [
+            &all[..],      // pass 1: full
+            &["test_add"], // pass 2: failing first, still failing: nothing else runs
+            &["test_add"], // pass 3: failing first passes …
+            &all[..],      // … so the full verification runs, and catches sub
+            &["test_sub"], // pass 4: failing first passes …
+            &all[..],      // … full again before the approval
+        ],
+        "{err}"
+    );
+    let r = qa_result(d);
+    let history = r["history"].as_array().unwrap();
+    assert_eq!(history.len(), 4, "{r:#}");
+    assert!(history[0]["verification"].get("failing_first").is_none());
+    assert_eq!(
+        history[1]["verification"]["failing_first"],
+        json!({"ran": 1, "of": 3})
+    );
+    // The fix that broke another test: caught by the full run, not approved.
+    assert!(history[2]["verification"].get("failing_first").is_none());
+    assert!(history[2]["reviewer_approved"].as_bool().unwrap());
+    assert_eq!(history[2]["status"], "rejected");
+    let failing: Vec<&str> = history[2]["verification"]["tests"][0]["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(failing, ["test_sub"]);
+    assert_eq!(history[3]["status"], "approved");
+    assert!(history[3]["verification"].get("failing_first").is_none());
+    let report = std::fs::read_to_string(d.join(".qa-loop/qa_report.md")).unwrap();
+    assert!(
+        report.contains("| 2 | failing tests first: 1 of 3 |"),
+        "{report}"
+    );
+    assert!(report.contains("| 4 | full: 3 |"), "{report}");
+}
+
+#[test]
+fn a_suite_failing_first_runs_whole_only_once_in_its_pass() {
+    // The suite's command is no runner qa-loop can narrow: failing first runs it whole; it
+    // passes, and the full verification of the same pass takes its results, not a second run.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let write = json!({"role": "fixer", "tool_calls": [{"id": "w", "name": "write_file",
+        "arguments": {"path": "flag.txt", "content": "fixed\n"}}]});
+    project(d, vec![write]);
+    let o = replay_run(d, &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(runs(d), 2, "one run per pass");
+    let r = qa_result(d);
+    let second = &r["history"][1]["verification"];
+    assert!(second.get("failing_first").is_none(), "{r:#}");
+    assert_eq!(gate_of(&r, "unit_tests")["status"], "passed");
+}

@@ -110,19 +110,6 @@ pub async fn baseline(
     }
 }
 
-/// The commit the review sees: `HEAD`, when the working tree (qa-loop's own files left out) is
-/// exactly `HEAD`'s tree; `None` when there are uncommitted changes or no commit.
-pub async fn reviewed_head(root: &Path, tree: Option<&str>) -> Option<String> {
-    let tree = tree?;
-    let head_tree = crate::vcs::git(root, &["rev-parse", "--verify", "--quiet", "HEAD^{tree}"])
-        .await
-        .ok()?;
-    if head_tree.trim() != tree {
-        return None;
-    }
-    crate::vcs::commit_id(root, "HEAD").await.ok()
-}
-
 /// `abc1234`.
 pub fn short(sha: &str) -> &str {
     &sha[..sha.len().min(7)]

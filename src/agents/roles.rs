@@ -32,6 +32,8 @@ pub struct Shared<'a> {
     pub root: PathBuf,
     /// `::group::` per phase (inside GitHub Actions).
     pub groups: bool,
+    /// The change and the tree's snapshot, read once per tree (shared with the verification).
+    pub change: crate::vcs::ChangeCache,
 }
 
 /// The reviewer agent as the engine's [`Reviewer`].
@@ -85,6 +87,14 @@ impl Reviewer for AgentReviewer<'_> {
             AgentEnd::Finished(_) => Err("the reviewer ended without a verdict".into()),
         }
     }
+
+    async fn before_fix(&mut self) {
+        // The tree this review saw, for the next review's follow-up: taken only now that a fix
+        // comes (an approving run never needs it).
+        if self.last_tree.is_none() && !self.conversation.is_empty() {
+            self.last_tree = self.snapshot().await;
+        }
+    }
 }
 
 impl AgentReviewer<'_> {
@@ -101,7 +111,12 @@ impl AgentReviewer<'_> {
             &self.shared.root,
             named_files(&self.strategy.criteria, engine.history(), verification),
         );
-        let tree = self.snapshot().await;
+        // The tree is snapshotted only to compare with the last review's (a follow-up); the
+        // first review's is taken before a fix, if one comes (`before_fix`).
+        let tree = match self.last_tree {
+            Some(_) => self.snapshot().await,
+            None => None,
+        };
         let changes = self.changes_since_last(tree.as_ref(), &hints).await;
         let baseline = self.baseline(changes.is_some(), engine, &hints).await;
         // The whole change: shown within the budget in a full review; a re-review names its
@@ -131,8 +146,7 @@ impl AgentReviewer<'_> {
                 _ => None,
             },
         };
-        let reviewed_head =
-            super::rereview::reviewed_head(&self.shared.root, tree.as_deref()).await;
+        let reviewed_head = self.reviewed_head().await;
         let follow_up = changes.is_some();
         let (task, omitted) = reviewer_task(&brief, changes.as_ref(), &baseline);
         self.start_task(task, omitted, follow_up);
@@ -143,9 +157,28 @@ impl AgentReviewer<'_> {
         (tree, reviewed_head)
     }
 
+    /// The change against the diff base, read once per tree.
+    async fn change(&self) -> Result<std::sync::Arc<crate::vcs::Change>, String> {
+        let base = self.shared.tools.diff_base.rev()?;
+        self.shared.change.get(&self.shared.root, base).await
+    }
+
+    /// The commit the review sees: `HEAD`, when the working tree (qa-loop's own files left
+    /// out) is exactly `HEAD`'s; `None` with uncommitted changes, no commit, or no change read.
+    async fn reviewed_head(&self) -> Option<String> {
+        let change = self.change().await.ok()?;
+        change.clean_head(&self.own_paths).map(str::to_string)
+    }
+
     /// Snapshots the tree (without qa-loop's own files); `None`, with a warning, when it cannot.
     async fn snapshot(&self) -> Option<String> {
-        match crate::vcs::snapshot(&self.shared.root, &self.own_paths).await {
+        let (root, own) = (&self.shared.root, &self.own_paths);
+        match self
+            .shared
+            .change
+            .snapshot(|| crate::vcs::snapshot(root, own))
+            .await
+        {
             Ok(t) => Some(t),
             Err(e) => {
                 tracing::warn!("cannot snapshot the tree, the reviewer gets the whole task: {e}");
@@ -200,14 +233,9 @@ impl AgentReviewer<'_> {
         budget: usize,
         hints: &tasks::DiffHints,
     ) -> Result<tasks::DiffView, String> {
-        let root = &self.shared.root;
-        let diff = match self.shared.tools.diff_base.rev() {
-            Ok(base) => {
-                let base = crate::vcs::merge_base(root, base).await;
-                crate::diffview::load(root, &[&base], true, budget, hints, &self.own_paths).await
-            }
-            Err(e) => Err(e),
-        };
+        let diff = self.change().await.and_then(|change| {
+            crate::diffview::load_change(&change, budget, hints, &self.own_paths)
+        });
         if let Err(e) = &diff {
             tracing::warn!("cannot compute the diff: {e}");
         }
@@ -274,7 +302,10 @@ impl AgentReviewer<'_> {
         if v.issues.iter().all(|i| i.introduced) {
             return;
         }
-        let added = crate::vcs::added_lines(&self.shared.root, &self.shared.tools.diff_base).await;
+        let added = self
+            .change()
+            .await
+            .and_then(|c| crate::vcs::added_lines_of(&self.shared.root, &c, |_, _, _| {}));
         for issue in v.issues.iter_mut().filter(|i| !i.introduced) {
             let verdict = crate::engine::findings::pre_existing_claim(issue, added.as_ref().ok());
             if let Err(why) = verdict {

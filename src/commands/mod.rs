@@ -204,7 +204,8 @@ async fn dispatch(cli: Cli) -> Exit {
                 let by_path = inputs.strategy.suites.iter().any(config::Suite::by_path);
                 let changed = if by_path {
                     let base = inputs.settings.paths.base.as_deref().unwrap_or("HEAD");
-                    crate::vcs::changed_files(&root, &crate::vcs::DiffBase::from(base))
+                    let base = crate::vcs::merge_base(&root, base).await;
+                    crate::vcs::changed_files(&root, &crate::vcs::DiffBase::from(base.as_str()))
                         .await
                         .ok()
                 } else {

@@ -24,6 +24,10 @@ pub trait Verifier {
 #[allow(async_fn_in_trait)]
 pub trait Reviewer {
     async fn review(&mut self, iteration: u32, engine: &Engine) -> Result<Verdict, String>;
+
+    /// Called before a fix (before [`Verifier::before_fix`]): what the next review compares
+    /// the tree with.
+    async fn before_fix(&mut self) {}
 }
 
 /// Fixes the issues of an iteration; returns the fixer's summary.
@@ -67,6 +71,7 @@ pub async fn drive(
     let mut queue: std::collections::VecDeque<Effect> = engine.step(Event::Started).into();
     while let Some(effect) = queue.pop_front() {
         if let Effect::Fix { issues, .. } = &effect {
+            reviewer.before_fix().await;
             verifier.before_fix(issues).await;
         }
         let event = match effect {

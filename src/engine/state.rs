@@ -602,7 +602,12 @@ pub fn apply_gates(
             });
         }
     }
-    let gates_hold = failed.is_empty() && unmet.is_empty();
+    // Approval only ever follows a full verification of the final tree: a failing-first pass
+    // (only what failed before ran, and it still failed) never approves.
+    if !verification.is_full() && failed.is_empty() {
+        issues.push(incomplete_verification());
+    }
+    let gates_hold = failed.is_empty() && unmet.is_empty() && verification.is_full();
     let mut score = verdict.score.min(100);
     if !gates_hold {
         score = score.min(FAILED_GATE_SCORE_CAP);
@@ -628,6 +633,25 @@ pub fn apply_gates(
         guidance: None,
         reviewed_head: verdict.reviewed_head,
     })
+}
+
+/// The issue of a pass that did not verify everything (failing first) yet failed nothing: it
+/// cannot approve (the verifier never hands one over; this holds whatever it does).
+fn incomplete_verification() -> Issue {
+    Issue {
+        id: "G0".into(),
+        title: "Verification incomplete: only the tests that failed before ran".into(),
+        kind: IssueType::UnitTest,
+        severity: Severity::High,
+        file: None,
+        line: None,
+        file_lines: None,
+        description: "A failing-first pass ran only what failed in the pass before; approval needs a full verification of the final tree.".into(),
+        fix: "Run the full verification.".into(),
+        recurs: None,
+        introduced: true,
+        fingerprint: None,
+    }
 }
 
 /// The failed required gates' issues (`G1`, `G2`, …): a gate's findings each one issue (a

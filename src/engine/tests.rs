@@ -42,6 +42,7 @@ fn gates(pass: bool) -> VerificationReport {
         conversations: vec![],
         browser: vec![],
         reused_from: None,
+        failing_first: None,
     }
 }
 
@@ -380,6 +381,33 @@ fn a_red_gate_turns_an_approval_into_a_rejection_with_a_gate_issue() {
         "{}",
         gate_issue.title
     );
+}
+
+#[test]
+fn a_failing_first_pass_never_approves_even_with_every_gate_green() {
+    // Only a full verification of the final tree approves (gates beat words): a pass that ran
+    // only what failed before cannot, whatever its gates and the reviewer say.
+    let mut partial = gates(true);
+    partial.failing_first = Some(crate::model::FailingFirst { ran: 1, of: 340 });
+    let record = apply_gates(1, approve(95).unwrap(), partial, "t".into(), Severity::Low);
+    assert_eq!(record.status, Status::Rejected);
+    assert!(
+        record
+            .issues
+            .iter()
+            .any(|i| i.title.starts_with("Verification incomplete")),
+        "{:?}",
+        record.issues
+    );
+    // The same pass, full, approves.
+    let record = apply_gates(
+        1,
+        approve(95).unwrap(),
+        gates(true),
+        "t".into(),
+        Severity::Low,
+    );
+    assert_eq!(record.status, Status::Approved);
 }
 
 #[test]

@@ -13,6 +13,6 @@ pub use conversation::{JudgeVerdict, ScenarioOutcome, ScenarioResult, Turn};
 pub use issue::{Issue, IssueType, Severity, gate_failure_title, is_gate_failure_title};
 pub use verdict::{CriterionResult, ReviewStatus, Verdict};
 pub use verification::{
-    CaseStatus, CommandOutcome, CommandRun, Finding, Gate, GateStatus, SuiteTests,
+    CaseStatus, CommandOutcome, CommandRun, FailingFirst, Finding, Gate, GateStatus, SuiteTests,
     TEST_INTEGRITY_GATE, TestCase, TestCounts, VerificationReport,
 };

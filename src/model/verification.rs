@@ -302,6 +302,21 @@ pub struct VerificationReport {
     /// changed nothing): nothing is verified twice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reused_from: Option<u32>,
+    /// Set when this pass ran only what failed in the pass before (after a fix) and it still
+    /// failed: the rest did not run. Such a pass never approves (only a full verification of
+    /// the final tree does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failing_first: Option<FailingFirst>,
+}
+
+/// A pass that ran only what failed before (SPEC §3: failing first, full once).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailingFirst {
+    /// The test cases this pass ran (the failing tests, or the whole failing suites where the
+    /// runner cannot select tests).
+    pub ran: u64,
+    /// The test cases of the last full verification.
+    pub of: u64,
 }
 
 /// The gate that fails when a fix removed, skipped or weakened tests.
@@ -327,6 +342,29 @@ impl VerificationReport {
         self.gates
             .iter()
             .filter(|g| g.required && g.status == GateStatus::Pending)
+    }
+
+    /// Whether this pass verified everything (not only what failed before).
+    pub fn is_full(&self) -> bool {
+        self.failing_first.is_none()
+    }
+
+    /// The test cases this pass ran, over every suite.
+    pub fn test_count(&self) -> u64 {
+        self.tests.iter().map(|t| t.counts.tests).sum()
+    }
+
+    /// What this pass ran, for the report: `full: 340` (`full` without JUnit results),
+    /// `failing tests first: 2 of 340`, or `reused (pass 1)`.
+    pub fn scope_text(&self) -> String {
+        match (self.failing_first, self.reused_from) {
+            (_, Some(pass)) => format!("reused (pass {pass})"),
+            (Some(f), None) if f.of == 0 => "failing suites first".to_string(),
+            (Some(f), None) => format!("failing tests first: {} of {}", f.ran, f.of),
+            // Without JUnit results the count is unknown.
+            (None, None) if self.tests.is_empty() => "full".to_string(),
+            (None, None) => format!("full: {}", self.test_count()),
+        }
     }
 
     /// Whether the named suite gate passed, if it ran.

@@ -144,6 +144,12 @@ pub fn report(r: &RunReport<'_>) -> String {
             issues_section(&mut out, latest.iteration, &latest.issues);
         }
         set_apart_section(&mut out, latest);
+        if let Some(f) = latest.verification.failing_first {
+            out.push_str(&format!(
+                "_Failing tests first: this pass ran {} of the {} tests (what failed before the fix), and they still fail; the rest runs once they pass, before any approval._\n\n",
+                f.ran, f.of
+            ));
+        }
         if let Some(pass) = latest.verification.reused_from {
             out.push_str(&format!(
                 "_The tree is the same as the one verified in pass {pass}: its results are reused, not run again._\n\n"
@@ -425,11 +431,12 @@ fn recurring_section(out: &mut String, recurring: &[crate::engine::recurring::Re
 
 /// One row per iteration: status, score, issue count and the reviewer's verdict.
 fn history_section(out: &mut String, r: &RunReport<'_>) {
-    out.push_str("## Iteration history\n\n| iteration | status | score | issues | reviewer said |\n|---|---|---|---|---|\n");
+    out.push_str("## Iteration history\n\n| iteration | verified | status | score | issues | reviewer said |\n|---|---|---|---|---|---|\n");
     for h in r.history {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} |\n",
             h.iteration,
+            h.verification.scope_text(),
             h.status.as_str(),
             h.score,
             h.issues.len(),

@@ -43,35 +43,32 @@ pub async fn resolve(
     source: Source<'_>,
     auth: Option<&Auth>,
 ) -> Result<DiffBase, RunError> {
-    if !crate::vcs::in_work_tree(root).await {
-        return Err(RunError::Usage(format!(
+    // One git call: inside a work tree, and HEAD.
+    let head = crate::vcs::work_tree_head(root).await.map_err(|_| {
+        RunError::Usage(format!(
             "{} is not inside a git work tree: qa-loop reviews a change in a git checkout (run it in the repository, or `git init` and commit the base first)",
             root.display()
-        )));
-    }
+        ))
+    })?;
     match source {
+        // No commit yet: every file is part of the change.
         Source::Head => Ok(DiffBase::Rev(
-            crate::vcs::commit_id(root, "HEAD")
-                .await
-                // No commit yet: every file is part of the change.
-                .unwrap_or_else(|_| crate::vcs::EMPTY_TREE.to_string()),
+            head.unwrap_or_else(|| crate::vcs::EMPTY_TREE.to_string()),
         )),
         Source::Named(rev) => named(root, rev).await.map(DiffBase::Rev),
         Source::PullRequest(branch) => Ok(pull_request(root, branch, auth).await),
     }
 }
 
-/// `--base REV`: REV itself, or `origin/REV` for a branch only the remote has.
+/// `--base REV`: its merge base with `HEAD` (one git call), or that of `origin/REV` for a
+/// branch only the remote has.
 async fn named(root: &Path, rev: &str) -> Result<String, RunError> {
-    let commit = match crate::vcs::commit_id(root, rev).await {
-        Ok(c) => c,
-        Err(e) => crate::vcs::commit_id(root, &format!("origin/{rev}"))
+    match crate::vcs::merge_base_of(root, rev, "HEAD").await {
+        Ok(c) => Ok(c),
+        Err(e) => crate::vcs::merge_base_of(root, &format!("origin/{rev}"), "HEAD")
             .await
-            .map_err(|_| RunError::Usage(format!("--base {rev}: {e}")))?,
-    };
-    crate::vcs::merge_base_of(root, &commit, "HEAD")
-        .await
-        .map_err(|e| RunError::Usage(format!("--base {rev}: {e}")))
+            .map_err(|_| RunError::Usage(format!("--base {rev}: {e}"))),
+    }
 }
 
 /// The pull request's base branch `origin/<branch>`: its merge base with `HEAD`, fetching and

@@ -75,11 +75,13 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
         calls: crate::agents::ToolCalls::new(settings.limits.tool_caps),
         root: settings.paths.root.clone(),
         groups: ctx.groups,
+        change: crate::vcs::ChangeCache::default(),
     };
     let omitted = RefCell::new(Vec::new());
     let mut reviewer = reviewer(ctx, &shared, &omitted);
     let mut fixer = fixer(ctx, &shared, &launcher);
-    let mut verifier = verifier(ctx, provider.as_ref(), &meter, &launcher, &mcp);
+    let mut verifier = verifier(ctx, provider.as_ref(), &meter, &launcher, &mcp)
+        .with_change(shared.change.clone());
     let mut sinks = report_sinks(ctx, &meter, &omitted, &mcp);
     let state = cross_run_state(ctx, &mut sinks).await;
     add_output_sinks(ctx, &mut sinks).await?;
@@ -465,7 +467,13 @@ fn verifier<'a>(
         log_dir: settings.paths.out_dir.join(files::LOGS_DIR),
         groups: ctx.groups,
         passes: 0,
-        guard: verifier::Guard::new(settings.paths.root.clone(), own_paths(settings)),
+        guard: verifier::Guard::new(
+            settings.paths.root.clone(),
+            own_paths(settings),
+            crate::vcs::ChangeCache::default(),
+        ),
+        last: None,
+        full_tests: 0,
     }
 }
 

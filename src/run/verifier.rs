@@ -19,6 +19,10 @@ pub struct RepoVerifier<'a> {
     pub passes: u32,
     /// The test-integrity guard's memory of the last pass and the fix after it.
     pub guard: Guard,
+    /// The pass before (what failing first runs again after a fix).
+    pub last: Option<VerificationReport>,
+    /// The test cases of the last full pass (the "of" in "failing tests first: 2 of 340").
+    pub full_tests: u64,
 }
 
 /// What the test-integrity guard compares the fixes with: the run's first pass and the tree
@@ -35,12 +39,15 @@ pub struct Guard {
     /// Every tree verified so far (a snapshot id) with its report: a tree seen again (a fix
     /// that changed nothing) reuses its results instead of being verified twice.
     verified: Vec<(String, VerificationReport)>,
+    /// The change and the tree's snapshot, read once per tree (shared with the reviewer).
+    pub change: crate::vcs::ChangeCache,
 }
 
 impl Guard {
     /// The tree now (without qa-loop's own files); `None`, with a warning, when it cannot be read.
     async fn snapshot(&self) -> Option<String> {
-        crate::vcs::snapshot(&self.root, &self.own_paths)
+        self.change
+            .snapshot(|| crate::vcs::snapshot(&self.root, &self.own_paths))
             .await
             .map_err(|e| tracing::warn!("cannot read the tree: {e}"))
             .ok()
@@ -66,10 +73,11 @@ impl Guard {
         Some(report.clone())
     }
 
-    pub fn new(root: PathBuf, own_paths: Vec<String>) -> Guard {
+    pub fn new(root: PathBuf, own_paths: Vec<String>, change: crate::vcs::ChangeCache) -> Guard {
         Guard {
             root,
             own_paths,
+            change,
             ..Guard::default()
         }
     }
@@ -255,9 +263,18 @@ impl Verifier for RepoVerifier<'_> {
             false => None,
         };
         if let Some(reused) = now.as_deref().and_then(|t| self.guard.verified_as(t)) {
+            self.last = Some(reused.clone());
             return reused;
         }
+        if let Some(partial) = self.failing_first().await {
+            if let Some(now) = now {
+                self.guard.remember(now, &partial, self.passes);
+            }
+            self.last = Some(partial.clone());
+            return partial;
+        }
         let mut report = self.measure().await;
+        self.full_tests = report.test_count();
         if let Some(gate) = self
             .guard
             .after(now.as_deref(), &mut report, &self.verifier)
@@ -274,6 +291,7 @@ impl Verifier for RepoVerifier<'_> {
         if let Some(now) = now {
             self.guard.remember(now, &report, self.passes);
         }
+        self.last = Some(report.clone());
         report
     }
 
@@ -287,7 +305,13 @@ impl Verifier for RepoVerifier<'_> {
         self.release().await;
         self.guard.asked.extend_from_slice(issues);
         if self.guard.tree_before_fixes.is_none() {
-            match crate::vcs::snapshot(&self.guard.root, &self.guard.own_paths).await {
+            let (root, own) = (&self.guard.root, &self.guard.own_paths);
+            match self
+                .guard
+                .change
+                .snapshot(|| crate::vcs::snapshot(root, own))
+                .await
+            {
                 Ok(tree) => {
                     // The first pass verified this tree (nothing changes between a pass, its
                     // review and the fix).
@@ -301,10 +325,32 @@ impl Verifier for RepoVerifier<'_> {
                 ),
             }
         }
+        // The fix changes the tree: the change is read again after it.
+        self.guard.change.invalidate().await;
     }
 }
 
 impl RepoVerifier<'_> {
+    /// Reads the change and the tree through `cache` (shared with the reviewer).
+    pub fn with_change(mut self, cache: crate::vcs::ChangeCache) -> Self {
+        self.verifier = self.verifier.with_change(cache.clone());
+        self.guard.change = cache;
+        self
+    }
+
+    /// After a fix, what failed in the pass before runs first (`verify::first`): that pass
+    /// when it still fails, `None` when it passes or does not apply (the full pass runs).
+    async fn failing_first(&mut self) -> Option<VerificationReport> {
+        let previous = self.last.as_ref().filter(|_| self.passes > 1)?;
+        let _group = Group::start(
+            self.groups,
+            &format!("qa-loop: failing first (pass {})", self.passes),
+        );
+        self.verifier
+            .verify_failing_first(previous, self.full_tests)
+            .await
+    }
+
     /// One pass: the suites, the conversations, the browser pages.
     async fn measure(&mut self) -> VerificationReport {
         let mut report = {

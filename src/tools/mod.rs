@@ -477,8 +477,10 @@ impl ToolBox {
     /// sizes (each readable with `path`).
     async fn whole_diff(&self) -> ToolOutput {
         let root = self.root();
+        // The base is the merge base already (resolved once for the run); the tree is read
+        // live: the fixer's own changes show.
         let base = match self.diff_base.rev() {
-            Ok(b) => crate::vcs::merge_base(root, b).await,
+            Ok(b) => b.to_string(),
             Err(e) => return ToolOutput::err(e),
         };
         let hints = crate::diffview::DiffHints::from_repo(root, Vec::new());

@@ -2,9 +2,11 @@
 
 use std::path::Path;
 
+mod change;
 mod command;
 mod program;
 mod shadow;
+pub use change::{Change, ChangeCache};
 pub use command::git;
 pub(crate) use command::git_with;
 use command::{isolated, output, succeeded};
@@ -102,7 +104,8 @@ pub async fn git_auth(root: &Path, auth: &Auth, args: &[&str]) -> Result<String,
 /// silently finds "no change".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DiffBase {
-    /// A revision: the change is its merge base with `HEAD` to the working tree.
+    /// A commit, the merge base of the named base and `HEAD` (resolved once, `run::base`): the
+    /// change is this commit to the working tree.
     Rev(String),
     /// It could not be determined, and why.
     Unresolved(String),
@@ -194,9 +197,47 @@ pub async fn commits_since(
     Ok(commits)
 }
 
-/// The merge base of `a` and `b`, or why there is none.
+/// Whether `root` is inside a work tree, and its `HEAD` (none before the first commit): one
+/// git call.
+pub async fn work_tree_head(root: &Path) -> Result<Option<String>, String> {
+    let args = [
+        "rev-parse",
+        "--is-inside-work-tree",
+        "--verify",
+        "--quiet",
+        "HEAD^{commit}",
+    ];
+    let mut cmd = isolated(root, &[]);
+    cmd.args(args);
+    let out = cmd
+        .output()
+        .await
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    if lines.next() != Some("true") {
+        succeeded(&out, &args)?;
+        return Err("not inside a git work tree".into());
+    }
+    // Exit 1 with no commit: `--verify --quiet` names none.
+    Ok(lines
+        .next()
+        .filter(|l| out.status.success() && !l.is_empty())
+        .map(str::to_string))
+}
+
+/// The merge base of `a` and `b`, or why there is none (`a` naming no commit, or no common
+/// history).
 pub async fn merge_base_of(root: &Path, a: &str, b: &str) -> Result<String, String> {
-    let sha = git(root, &["merge-base", a, b]).await?;
+    let sha = git(root, &["merge-base", a, b]).await.map_err(|e| {
+        if e.contains("Not a valid") || e.contains("not a valid") {
+            format!("`{a}` names no commit in this repository")
+        } else if e.trim_end().ends_with("failed:") {
+            format!("{a} and {b} have no common history")
+        } else {
+            e
+        }
+    })?;
     let sha = sha.trim();
     if sha.is_empty() {
         return Err(format!("{a} and {b} have no common history"));
@@ -271,9 +312,9 @@ pub async fn merge_base(root: &Path, base: &str) -> String {
 /// files when empty): `git diff <merge-base>` plus the untracked files (by name). The whole of a
 /// large change is read by the diff view (a module above this one), which never holds it.
 pub async fn diff_paths(root: &Path, base: &DiffBase, paths: &[&str]) -> Result<String, String> {
-    let base = merge_base(root, base.rev()?).await;
+    let base = base.rev()?;
     let literal: Vec<String> = paths.iter().map(|p| format!(":(literal){p}")).collect();
-    let mut args = vec!["diff", "--no-color", "--no-ext-diff", &base, "--"];
+    let mut args = vec!["diff", "--no-color", "--no-ext-diff", base, "--"];
     args.extend(literal.iter().map(String::as_str));
     let mut out = git(root, &args).await?;
     let mut args = vec!["ls-files", "--others", "--exclude-standard", "-z", "--"];
@@ -415,38 +456,24 @@ impl From<Vec<(u32, String)>> for AddedFile {
 /// Largest untracked file whose lines count as added.
 const MAX_UNTRACKED_BYTES: u64 = 1024 * 1024;
 
-/// The lines added since the merge base of `base` (working tree, staged or not), plus every line
-/// of untracked files (text files up to 1 MiB).
+/// The lines added since `base` (working tree, staged or not), plus every line of untracked
+/// files (text files up to 1 MiB).
 pub async fn added_lines(root: &Path, base: &DiffBase) -> Result<AddedLines, String> {
-    added_lines_visit(root, base, |_, _, _| {}).await
+    let change = Change::read(root, base.rev()?).await?;
+    added_lines_of(root, &change, |_, _, _| {})
 }
 
-/// [`added_lines`], handing each added line to `visit` (`path`, line number, text) as it is
-/// read: the diff of a huge change is never held whole.
-pub async fn added_lines_visit(
+/// The lines `change` adds, each handed to `visit` (`path`, line number, text) as the spool is
+/// read: the diff of a huge change is never held whole. Untracked files count whole.
+pub fn added_lines_of(
     root: &Path,
-    base: &DiffBase,
+    change: &Change,
     mut visit: impl FnMut(&str, u32, &str),
 ) -> Result<AddedLines, String> {
-    let base = merge_base(root, base.rev()?).await;
     let mut parser = AddedParser::new(&mut visit);
-    git_each_line(
-        root,
-        &[
-            "diff",
-            "--no-color",
-            "--no-ext-diff",
-            "--unified=0",
-            "--no-renames",
-            &base,
-            "--",
-        ],
-        |line| parser.line(line),
-    )
-    .await?;
+    change.each_line(|line, _| parser.line(line))?;
     let mut out = parser.finish();
-    let untracked = git(root, &["ls-files", "--others", "--exclude-standard", "-z"]).await?;
-    for file in untracked.split('\0').filter(|f| !f.is_empty()) {
+    for file in &change.untracked {
         let path = root.join(file);
         let small =
             std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= MAX_UNTRACKED_BYTES);
@@ -465,27 +492,44 @@ pub async fn added_lines_visit(
             lines.push(i as u32 + 1);
             visit(file, i as u32 + 1, l);
         }
-        out.insert(file.to_string(), lines);
+        out.insert(file.clone(), lines);
     }
     Ok(out)
 }
 
-/// The files the change touches (added, modified, deleted, renamed; untracked included),
-/// repository-relative, against the merge base of `base`.
+/// The files the change touches (added, modified, deleted, both sides of a rename; untracked
+/// included), repository-relative, against `base`.
 pub async fn changed_files(root: &Path, base: &DiffBase) -> Result<Vec<String>, String> {
-    let base = merge_base(root, base.rev()?).await;
-    let diff = git(
-        root,
-        &["diff", "--name-only", "--no-renames", "-z", &base, "--"],
-    )
-    .await?;
-    let untracked = git(root, &["ls-files", "--others", "--exclude-standard", "-z"]).await?;
-    let mut files: Vec<String> = diff
-        .split('\0')
-        .chain(untracked.split('\0'))
-        .filter(|f| !f.is_empty())
-        .map(str::to_string)
-        .collect();
+    let change = Change::read(root, base.rev()?).await?;
+    changed_files_of(&change)
+}
+
+/// [`changed_files`] of a change already read.
+pub fn changed_files_of(change: &Change) -> Result<Vec<String>, String> {
+    let mut files: Vec<String> = change.untracked.clone();
+    let mut hunk = Hunk::default();
+    change.each_line(|line, _| {
+        if hunk.text(line) {
+            return;
+        }
+        let path = if let Some(header) = line.strip_prefix("diff --git ") {
+            header.rsplit(" b/").next()
+        } else {
+            [
+                "--- a/",
+                "+++ b/",
+                "rename from ",
+                "rename to ",
+                "copy from ",
+                "copy to ",
+            ]
+            .iter()
+            .find_map(|p| line.strip_prefix(p))
+        };
+        if let Some(p) = path {
+            files.push(unquote(p).to_string());
+        }
+    })?;
     files.sort();
     files.dedup();
     Ok(files)
@@ -507,7 +551,46 @@ struct AddedParser<'v, V: FnMut(&str, u32, &str)> {
     /// The file being read and its lines so far.
     file: Option<(String, AddedFile)>,
     next: u32,
+    hunk: Hunk,
     visit: &'v mut V,
+}
+
+/// Where a line of a unified diff is: in a hunk (its old and new lines still to come) or in
+/// the headers. A hunk's `+++ x` or `--- x` line is text, never mistaken for a file header.
+#[derive(Debug, Default)]
+struct Hunk {
+    old: u32,
+    new: u32,
+}
+
+impl Hunk {
+    /// Takes `line` into account; whether it was a line of a hunk's text.
+    fn text(&mut self, line: &str) -> bool {
+        if self.old == 0 && self.new == 0 {
+            if let Some(h) = line.strip_prefix("@@ ") {
+                let count = |sign: char| {
+                    h.split_whitespace()
+                        .find_map(|p| p.strip_prefix(sign))
+                        .map_or(0, |p| {
+                            p.split_once(',').map_or(1, |(_, n)| n.parse().unwrap_or(0))
+                        })
+                };
+                (self.old, self.new) = (count('-'), count('+'));
+            }
+            return false;
+        }
+        match line.as_bytes().first() {
+            Some(b'+') => self.new = self.new.saturating_sub(1),
+            Some(b'-') => self.old = self.old.saturating_sub(1),
+            Some(b'\\') => {}
+            // Context (an empty context line may come without its space).
+            _ => {
+                self.old = self.old.saturating_sub(1);
+                self.new = self.new.saturating_sub(1);
+            }
+        }
+        true
+    }
 }
 
 impl<'v, V: FnMut(&str, u32, &str)> AddedParser<'v, V> {
@@ -516,11 +599,26 @@ impl<'v, V: FnMut(&str, u32, &str)> AddedParser<'v, V> {
             out: AddedLines::new(),
             file: None,
             next: 0,
+            hunk: Hunk::default(),
             visit,
         }
     }
 
     fn line(&mut self, line: &str) {
+        if self.hunk.text(line) {
+            match line.as_bytes().first() {
+                Some(b'+') => {
+                    if let Some((path, lines)) = &mut self.file {
+                        lines.push(self.next);
+                        (self.visit)(path, self.next, &line[1..]);
+                    }
+                    self.next += 1;
+                }
+                Some(b'-' | b'\\') => {}
+                _ => self.next += 1,
+            }
+            return;
+        }
         if let Some(rest) = line.strip_prefix("+++ ") {
             self.close();
             if rest != "/dev/null" {
@@ -540,12 +638,6 @@ impl<'v, V: FnMut(&str, u32, &str)> AddedParser<'v, V> {
                 .and_then(|p| p.split(',').next())
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(0);
-        } else if let Some(text) = line.strip_prefix('+') {
-            if let Some((path, lines)) = &mut self.file {
-                lines.push(self.next);
-                (self.visit)(path, self.next, text);
-            }
-            self.next += 1;
         }
     }
 
@@ -611,6 +703,43 @@ fn unquote(p: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn added_lines_of_a_diff_with_context_count_context_lines_and_never_take_text_for_headers() {
+        // Default context (the spool's): context lines advance the new side; an added line
+        // whose text starts `++ ` is text, not a file header.
+        let diff = "diff --git a/calc.py b/calc.py
+index 1..2 100644
+--- a/calc.py
++++ b/calc.py
+@@ -1,4 +1,5 @@
+ def add(a, b):
+-    return a - b
++    return a + b
++++ counter
+ 
+ def sub(a, b):
+\\ No newline at end of file
+diff --git a/b.py b/b.py
+--- a/b.py
++++ b/b.py
+@@ -3,2 +3,2 @@ x
+ keep
+-old
++new
+";
+        let mut seen = Vec::new();
+        let got = parse_added_lines(diff, |p, n, t| seen.push(format!("{p}:{n}:{t}")));
+        assert_eq!(
+            seen,
+            [
+                "calc.py:2:    return a + b",
+                "calc.py:3:++ counter",
+                "b.py:4:new"
+            ]
+        );
+        assert_eq!(got.len(), 2);
+    }
 
     #[test]
     fn added_lines_come_from_hunk_headers() {
@@ -692,11 +821,14 @@ new file mode 100644
         std::fs::write(dir.path().join("a.py"), "one\nTWO\nthree\n").unwrap();
         std::fs::write(dir.path().join("b.py"), "new\n").unwrap();
         let mut texts = Vec::new();
-        let got = crate::test_support::rt()
-            .block_on(added_lines_visit(dir.path(), &"HEAD".into(), |p, n, t| {
-                texts.push(format!("{p}:{n}:{t}"))
-            }))
+        let change = crate::test_support::rt()
+            .block_on(Change::read(dir.path(), "HEAD"))
             .unwrap();
+        let got = added_lines_of(dir.path(), &change, |p, n, t| {
+            texts.push(format!("{p}:{n}:{t}"))
+        })
+        .unwrap();
+        assert_eq!(changed_files_of(&change).unwrap(), ["a.py", "b.py"]);
         assert_eq!(texts, ["a.py:2:TWO", "a.py:3:three", "b.py:1:new"]);
         assert_eq!(got["a.py"].numbers().collect::<Vec<_>>(), [2, 3]);
         assert_eq!(got["b.py"].numbers().collect::<Vec<_>>(), [1]);

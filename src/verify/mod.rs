@@ -6,6 +6,7 @@
 
 pub mod capture;
 pub mod coverage;
+pub mod first;
 pub mod integrity;
 pub mod junit;
 pub mod no_tests;
@@ -42,8 +43,28 @@ pub struct Verifier {
     diff_base: Option<crate::vcs::DiffBase>,
     /// Path prefixes (relative to the root) never pattern-checked: qa-loop's own out dir.
     own_paths: Vec<String>,
+    /// The change, read once per tree and shared with the reviewer.
+    change: crate::vcs::ChangeCache,
     /// Who signed a `critical` change off (`/qa approve` by a user with write access).
     signed_off_by: Option<String>,
+    /// Set by a failing-first run that passed: the full verification after it belongs to the
+    /// same pass (and its log directory).
+    continuing: bool,
+    /// Suites the failing-first run of this pass ran whole and that passed: the full
+    /// verification takes their results instead of running them again.
+    carried: Vec<Carried>,
+    /// Prefix of the log files (`first-` while failing first runs).
+    log_tag: &'static str,
+}
+
+/// A suite run whole by failing first, carried into the full verification of the same pass.
+#[derive(Debug, Clone)]
+struct Carried {
+    kind: SuiteKind,
+    gate: Gate,
+    runs: Vec<CommandRun>,
+    tests: Option<SuiteTests>,
+    started: std::time::SystemTime,
 }
 
 /// What one suite produced.
@@ -63,7 +84,11 @@ impl Verifier {
             passes: 0,
             diff_base: None,
             own_paths: Vec::new(),
+            change: crate::vcs::ChangeCache::default(),
             signed_off_by: None,
+            continuing: false,
+            carried: Vec::new(),
+            log_tag: "",
         }
     }
 
@@ -73,6 +98,20 @@ impl Verifier {
         self.diff_base = Some(base);
         self.own_paths = own_paths;
         self
+    }
+
+    /// Reads the change through `cache` (shared with the reviewer: one read per tree).
+    pub fn with_change(mut self, cache: crate::vcs::ChangeCache) -> Self {
+        self.change = cache;
+        self
+    }
+
+    /// The change against the diff base: read once per tree.
+    async fn read_change(&self) -> Result<std::sync::Arc<crate::vcs::Change>, String> {
+        match &self.diff_base {
+            Some(base) => self.change.get(&self.root, base.rev()?).await,
+            None => Err("no diff base".into()),
+        }
     }
 
     /// A human's sign-off (`/qa approve`): the `human_signoff` gate passes.
@@ -95,7 +134,10 @@ impl Verifier {
     /// `parallel: true` (commands within a suite always run in order).
     pub async fn verify(&mut self) -> VerificationReport {
         self.clear_earlier_logs();
-        self.passes += 1;
+        if !std::mem::take(&mut self.continuing) {
+            self.passes += 1;
+        }
+        let carried = std::mem::take(&mut self.carried);
         // Pattern checks run on each added line as the diff is read (it is never held whole).
         let mut checker = self
             .strategy
@@ -119,7 +161,9 @@ impl Verifier {
             .iter()
             .map(|s| s.skip_reason(changed.as_deref()))
             .collect();
-        let results = self.run_suites(&skipped, added, unknown.as_deref()).await;
+        let results = self
+            .run_suites(&skipped, carried, added, unknown.as_deref())
+            .await;
         let mut report = VerificationReport::default();
         report.gates.extend(self.skipped_gates(&skipped));
         for r in results {
@@ -176,25 +220,25 @@ impl Verifier {
         // git calls are skipped when neither is wanted).
         let wanted = self.strategy.pattern_checks.is_some()
             || self.strategy.suites.iter().any(|s| !s.coverage.is_empty());
-        match &self.diff_base {
-            Some(base) if wanted => Some(
-                crate::vcs::added_lines_visit(&self.root, base, |path, n, text| {
-                    if let Some(c) = checker {
-                        c.line(path, n, text);
-                    }
-                })
-                .await,
-            ),
-            _ => None,
+        if self.diff_base.is_none() || !wanted {
+            return None;
         }
+        Some(self.read_change().await.and_then(|change| {
+            crate::vcs::added_lines_of(&self.root, &change, |path, n, text| {
+                if let Some(c) = checker {
+                    c.line(path, n, text);
+                }
+            })
+        }))
     }
 
     /// The files the change touches (outside qa-loop's own paths), for suites chosen by path;
     /// none when no suite is, or when they are unknown (then every suite runs).
     async fn changed_files(&self) -> Option<Vec<String>> {
         match &self.diff_base {
-            Some(base) if self.strategy.suites.iter().any(Suite::by_path) => {
-                match crate::vcs::changed_files(&self.root, base).await {
+            Some(_) if self.strategy.suites.iter().any(Suite::by_path) => {
+                let change = self.read_change().await;
+                match change.and_then(|c| crate::vcs::changed_files_of(&c)) {
                     Ok(files) => Some(
                         files
                             .into_iter()
@@ -218,29 +262,33 @@ impl Verifier {
     async fn run_suites(
         &self,
         skipped: &[Option<String>],
+        mut carried: Vec<Carried>,
         added: Option<&AddedLines>,
         unknown: Option<&str>,
     ) -> Vec<SuiteResult> {
-        let suites: Vec<&Suite> = self
+        let suites: Vec<(&Suite, Option<Carried>)> = self
             .strategy
             .suites
             .iter()
             .zip(skipped)
             .filter(|(_, why)| why.is_none())
-            .map(|(s, _)| s)
+            .map(|(s, _)| {
+                let done = carried.iter().position(|c| c.kind == s.kind);
+                (s, done.map(|i| carried.swap_remove(i)))
+            })
             .collect();
         if self.strategy.parallel && suites.len() > 1 {
             join_all(
                 suites
-                    .iter()
-                    .map(|s| Box::pin(self.run_suite(s, added, unknown)) as _)
+                    .into_iter()
+                    .map(|(s, done)| Box::pin(self.run_suite(s, done, added, unknown)) as _)
                     .collect(),
             )
             .await
         } else {
             let mut out = Vec::new();
-            for suite in &suites {
-                out.push(self.run_suite(suite, added, unknown).await);
+            for (suite, done) in suites {
+                out.push(self.run_suite(suite, done, added, unknown).await);
             }
             out
         }
@@ -294,7 +342,8 @@ impl Verifier {
     fn log_path(&self, suite: SuiteKind, index: usize) -> Option<PathBuf> {
         self.log_dir.as_ref().map(|d| {
             d.join(format!("pass-{}", self.passes)).join(format!(
-                "{}-{}.log",
+                "{}{}-{}.log",
+                self.log_tag,
                 suite.key(),
                 index + 1
             ))
@@ -304,6 +353,7 @@ impl Verifier {
     async fn run_suite(
         &self,
         suite: &Suite,
+        carried: Option<Carried>,
         added: Option<&AddedLines>,
         added_unknown: Option<&str>,
     ) -> SuiteResult {
@@ -326,7 +376,48 @@ impl Verifier {
             }
             return self.read_suite(suite, added, added_unknown);
         }
-        let first = self.execute(suite, &suite.commands, 0).await;
+        let (main, runs, tests, started) = match carried {
+            // Run whole a moment ago by failing first, on this same tree.
+            Some(c) => (c.gate, c.runs, c.tests, c.started),
+            None => self.run_commands(suite, &suite.commands).await,
+        };
+        let mut gates = vec![main];
+        gates.extend(
+            coverage_gate(&self.root, suite, added, Some(started)).map(|mut g| {
+                if let (None, Some(why)) = (added, added_unknown) {
+                    g.summary
+                        .push_str(&format!("; coverage of the added lines unknown: {why}"));
+                }
+                g
+            }),
+        );
+        SuiteResult { gates, runs, tests }
+    }
+
+    /// Runs `commands` of `suite` (its own, or narrowed to some tests), re-running what failed
+    /// (flaky tests); the suite's gate from their outcomes and JUnit results.
+    async fn run_commands(
+        &self,
+        suite: &Suite,
+        commands: &[String],
+    ) -> (
+        Gate,
+        Vec<CommandRun>,
+        Option<SuiteTests>,
+        std::time::SystemTime,
+    ) {
+        let gate = |status, summary: String, excerpt: String| {
+            let issue_type = suite_issue_type(suite.kind);
+            Gate::new(
+                suite.kind.key(),
+                issue_type,
+                suite.required,
+                status,
+                summary,
+                excerpt,
+            )
+        };
+        let first = self.execute(suite, commands, 0).await;
         let Execution {
             runs,
             failure,
@@ -348,17 +439,59 @@ impl Verifier {
         }
         fail_if_no_tests(&mut main, suite, tests.as_ref(), &runs);
         fail_if_flaky(&mut main, self.strategy.flaky, tests.as_ref());
-        let mut gates = vec![main];
-        gates.extend(
-            coverage_gate(&self.root, suite, added, Some(started)).map(|mut g| {
-                if let (None, Some(why)) = (added, added_unknown) {
-                    g.summary
-                        .push_str(&format!("; coverage of the added lines unknown: {why}"));
-                }
-                g
-            }),
-        );
-        SuiteResult { gates, runs, tests }
+        (main, runs, tests, started)
+    }
+
+    /// Failing first, after a fix (`first`): runs only what failed in `previous` (`of`: the
+    /// test cases of the last full pass). The pass when it still fails; `None` when what it ran
+    /// passed, or when failing first does not apply — the caller then runs [`Self::verify`].
+    pub async fn verify_failing_first(
+        &mut self,
+        previous: &VerificationReport,
+        of: u64,
+    ) -> Option<VerificationReport> {
+        let selected = first::plan(&self.strategy, previous)?;
+        self.passes += 1;
+        self.log_tag = "first-";
+        let mut report = VerificationReport::default();
+        let mut still_fails = false;
+        let mut whole = Vec::new();
+        for sel in &selected {
+            tracing::info!(
+                suite = %sel.suite.kind.key(),
+                how = if sel.narrowed { "the failing tests" } else { "the whole suite" },
+                "failing first: running what failed before the fix"
+            );
+            let (gate, runs, tests, started) = self.run_commands(sel.suite, &sel.commands).await;
+            still_fails |= first::still_fails(sel, gate.status, tests.as_ref());
+            if !sel.narrowed {
+                whole.push(Carried {
+                    kind: sel.suite.kind,
+                    gate: gate.clone(),
+                    runs: runs.clone(),
+                    tests: tests.clone(),
+                    started,
+                });
+            }
+            report.gates.push(gate);
+            report.commands.extend(runs);
+            report.tests.extend(tests);
+        }
+        self.log_tag = "";
+        if !still_fails {
+            tracing::info!(
+                "failing first: what failed now passes; the full verification runs (suites just run whole are not run again)"
+            );
+            // The full verification is the rest of this pass.
+            self.continuing = true;
+            self.carried = whole;
+            return None;
+        }
+        report.failing_first = Some(crate::model::FailingFirst {
+            ran: report.test_count(),
+            of,
+        });
+        Some(report)
     }
 }
 

@@ -147,3 +147,25 @@ pub fn start_prism(fake: &str) -> Option<(std::process::Child, u16)> {
     }
     Some((child, port))
 }
+
+/// Whether `program args` runs; when it does not and `QA_LOOP_REAL_TOOLS` is set (CI, where
+/// `.ci/run` installs every tool), the test fails instead of being skipped.
+pub fn have_tool(what: &str, program: &str, args: &[&str]) -> bool {
+    let ok = std::process::Command::new(program)
+        .args(args)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("QA_LOOP_REAL_TOOLS").is_none(),
+            "{what} is not installed (.ci/run installs it)"
+        );
+        eprintln!("skipped: {what} is not installed");
+    }
+    ok
+}
+
+/// [`have_tool`] for pytest (`python3 -m pytest`).
+pub fn have_pytest() -> bool {
+    have_tool("pytest", "python3", &["-m", "pytest", "--version"])
+}

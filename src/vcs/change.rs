@@ -1,0 +1,300 @@
+//! The change under review, read once per tree: one `git diff <base>` written by git straight
+//! into an unnamed spool file (never held whole, never reachable by path), and one
+//! `git status` (the untracked files, whether the working tree is `HEAD`'s, `HEAD` itself).
+//! Every reader of the change in a pass — the pattern checks and the coverage of added lines,
+//! the suites chosen by path, the reviewer's diff and its commit, the pre-existing check — takes
+//! it from a [`ChangeCache`]: two git processes per tree instead of one or two per reader.
+//!
+//! The tree changes only through a fix: the cache is emptied before each
+//! ([`ChangeCache::invalidate`]). What a verification pass's own commands write into the
+//! checkout is not part of the change read at its start.
+
+use std::io::{BufRead, Read};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::command::{isolated, succeeded};
+
+/// One read of the change.
+#[derive(Debug)]
+pub struct Change {
+    /// `git diff <base>` (whole tree, rename detection on, default context).
+    spool: std::fs::File,
+    /// Bytes in the spool.
+    pub bytes: u64,
+    /// Untracked files, repository-relative (`.gitignore` respected).
+    pub untracked: Vec<String>,
+    /// Tracked paths that differ from `HEAD` (staged or not).
+    pub modified: Vec<String>,
+    /// `HEAD`; none before the first commit.
+    pub head: Option<String>,
+}
+
+impl Change {
+    /// Reads the change against `base` (a commit: the merge base, decided once per run) in the
+    /// repository at `root`: the diff and the status at once.
+    pub async fn read(root: &Path, base: &str) -> Result<Change, String> {
+        let (diff, status) = tokio::join!(spool_diff(root, base), status(root));
+        let (spool, bytes) = diff?;
+        let status = status?;
+        Ok(Change {
+            spool,
+            bytes,
+            untracked: status.untracked,
+            modified: status.modified,
+            head: status.head,
+        })
+    }
+
+    /// Hands every line of the diff (without its `\n`; invalid UTF-8 replaced) to `each`, with
+    /// the byte offset where it starts.
+    pub fn each_line(&self, mut each: impl FnMut(&str, u64)) -> Result<(), String> {
+        let mut reader = std::io::BufReader::with_capacity(
+            256 * 1024,
+            At {
+                file: &self.spool,
+                pos: 0,
+            },
+        );
+        let mut buf = Vec::new();
+        let mut at = 0u64;
+        loop {
+            buf.clear();
+            let n = reader
+                .read_until(b'\n', &mut buf)
+                .map_err(|e| format!("cannot read the diff: {e}"))?;
+            if n == 0 {
+                return Ok(());
+            }
+            let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+            each(&String::from_utf8_lossy(line), at);
+            at += n as u64;
+        }
+    }
+
+    /// The diff's bytes `from..to` as text.
+    pub fn text(&self, from: u64, to: u64) -> Result<String, String> {
+        let mut buf = vec![0; to.saturating_sub(from) as usize];
+        self.spool
+            .read_exact_at(&mut buf, from)
+            .map_err(|e| format!("cannot read the diff: {e}"))?;
+        Ok(String::from_utf8_lossy(&buf).into_owned())
+    }
+
+    /// `HEAD`, when the working tree outside `exclude` (qa-loop's own paths) is exactly
+    /// `HEAD`'s: nothing modified, staged or untracked there.
+    pub fn clean_head(&self, exclude: &[String]) -> Option<&str> {
+        let own = |p: &String| {
+            exclude.iter().any(|e| {
+                let e = e.trim_end_matches('/');
+                !e.is_empty() && (p == e || p.starts_with(&format!("{e}/")))
+            })
+        };
+        let dirty = self.modified.iter().chain(&self.untracked).any(|p| !own(p));
+        (!dirty).then_some(self.head.as_deref()).flatten()
+    }
+}
+
+/// Reads a file at a position of its own (`pread`): readers never share an offset.
+struct At<'f> {
+    file: &'f std::fs::File,
+    pos: u64,
+}
+
+impl Read for At<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.read_at(buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// `git diff <base>` written by git into an unnamed file; the file and its length.
+async fn spool_diff(root: &Path, base: &str) -> Result<(std::fs::File, u64), String> {
+    let spool = tempfile::tempfile().map_err(|e| format!("cannot spool the diff: {e}"))?;
+    let out = spool
+        .try_clone()
+        .map_err(|e| format!("cannot spool the diff: {e}"))?;
+    let args = ["diff", "--no-color", "--no-ext-diff", base, "--"];
+    let mut cmd = isolated(root, &[]);
+    cmd.args(args)
+        .stdout(out)
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    // Not `output()`: it would pipe stdout instead of the spool.
+    let done = cmd
+        .spawn()
+        .map_err(|e| format!("cannot run git: {e}"))?
+        .wait_with_output()
+        .await
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    succeeded(&done, &args)?;
+    let bytes = spool
+        .metadata()
+        .map_err(|e| format!("cannot spool the diff: {e}"))?
+        .len();
+    Ok((spool, bytes))
+}
+
+/// What `git status` says.
+#[derive(Debug, Default, PartialEq)]
+struct Status {
+    head: Option<String>,
+    modified: Vec<String>,
+    untracked: Vec<String>,
+}
+
+/// `git status --porcelain=v2` without taking the index lock (it never writes the index).
+async fn status(root: &Path) -> Result<Status, String> {
+    let args = [
+        "status",
+        "--porcelain=v2",
+        "-z",
+        "--branch",
+        "--untracked-files=all",
+        "--ignore-submodules=none",
+    ];
+    let mut cmd = isolated(root, &[]);
+    cmd.args(args).env("GIT_OPTIONAL_LOCKS", "0");
+    let out = cmd
+        .output()
+        .await
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    succeeded(&out, &args)?;
+    Ok(parse_status(&String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Parses `git status --porcelain=v2 -z --branch` output.
+fn parse_status(out: &str) -> Status {
+    let mut status = Status::default();
+    let mut fields = out.split('\0');
+    while let Some(entry) = fields.next() {
+        let mut kind = entry.splitn(2, ' ');
+        let (tag, rest) = (kind.next().unwrap_or(""), kind.next().unwrap_or(""));
+        match tag {
+            "#" => {
+                if let Some(oid) = rest.strip_prefix("branch.oid ")
+                    && oid.bytes().all(|b| b.is_ascii_hexdigit())
+                {
+                    status.head = Some(oid.to_string());
+                }
+            }
+            // Ordinary: `XY sub mH mI mW hH hI path`.
+            "1" => status
+                .modified
+                .extend(rest.splitn(8, ' ').nth(7).map(str::to_string)),
+            // Renamed or copied: `… X<score> path`, then the original path as its own field.
+            "2" => {
+                status
+                    .modified
+                    .extend(rest.splitn(9, ' ').nth(8).map(str::to_string));
+                status.modified.extend(fields.next().map(str::to_string));
+            }
+            // Unmerged: `XY sub m1 m2 m3 mW h1 h2 h3 path`.
+            "u" => status
+                .modified
+                .extend(rest.splitn(10, ' ').nth(9).map(str::to_string)),
+            "?" => status.untracked.push(rest.to_string()),
+            _ => {}
+        }
+    }
+    status
+}
+
+/// A read of the change and the base it was read against.
+type ReadOf = (String, Arc<Change>);
+
+/// The change read once per tree, shared by everything that reads it in a pass; and the
+/// tree's snapshot (`vcs::snapshot`), taken once for the integrity guard and the reviewer.
+#[derive(Debug, Clone, Default)]
+pub struct ChangeCache {
+    read: Arc<tokio::sync::Mutex<Option<ReadOf>>>,
+    tree: Arc<tokio::sync::Mutex<Option<String>>>,
+}
+
+impl ChangeCache {
+    /// The change against `base`: read now, or the read of this tree already made.
+    pub async fn get(&self, root: &Path, base: &str) -> Result<Arc<Change>, String> {
+        let mut read = self.read.lock().await;
+        if let Some((b, change)) = read.as_ref()
+            && b == base
+        {
+            return Ok(change.clone());
+        }
+        let change = Arc::new(Change::read(root, base).await?);
+        *read = Some((base.to_string(), change.clone()));
+        Ok(change)
+    }
+
+    /// The tree's snapshot: `take` makes it, once per tree (every caller leaves out the same
+    /// paths: qa-loop's own).
+    pub async fn snapshot<F>(&self, take: impl FnOnce() -> F) -> Result<String, String>
+    where
+        F: std::future::Future<Output = Result<String, String>>,
+    {
+        let mut tree = self.tree.lock().await;
+        if let Some(t) = tree.as_ref() {
+            return Ok(t.clone());
+        }
+        let t = take().await?;
+        *tree = Some(t.clone());
+        Ok(t)
+    }
+
+    /// Forgets the read and the snapshot: the tree is about to change (a fix).
+    pub async fn invalidate(&self) {
+        *self.read.lock().await = None;
+        *self.tree.lock().await = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_names_head_modified_renamed_and_untracked_paths() {
+        let out = "# branch.oid 0123456789abcdef0123456789abcdef01234567\0# branch.head main\0\
+1 .M N... 100644 100644 100644 aaaa aaaa src/a b.py\0\
+2 R. N... 100644 100644 100644 bbbb bbbb R100 new name.py\0old name.py\0\
+u UU N... 100644 100644 100644 100644 c1 c2 c3 conflict.txt\0\
+? notes/new file.md\0";
+        let s = parse_status(out);
+        assert_eq!(
+            s.head.as_deref(),
+            Some("0123456789abcdef0123456789abcdef01234567")
+        );
+        assert_eq!(
+            s.modified,
+            ["src/a b.py", "new name.py", "old name.py", "conflict.txt"]
+        );
+        assert_eq!(s.untracked, ["notes/new file.md"]);
+        // Before the first commit.
+        assert_eq!(parse_status("# branch.oid (initial)\0").head, None);
+    }
+
+    fn change(modified: &[&str], untracked: &[&str]) -> Change {
+        Change {
+            spool: tempfile::tempfile().unwrap(),
+            bytes: 0,
+            untracked: untracked.iter().map(|s| s.to_string()).collect(),
+            modified: modified.iter().map(|s| s.to_string()).collect(),
+            head: Some("h".into()),
+        }
+    }
+
+    #[test]
+    fn the_head_is_the_reviewed_commit_only_when_nothing_but_own_paths_differ() {
+        let own = [".qa-loop/".to_string(), "plan.json".to_string()];
+        assert_eq!(change(&[], &[]).clean_head(&own), Some("h"));
+        assert_eq!(
+            change(&["plan.json"], &[".qa-loop/qa_report.md"]).clean_head(&own),
+            Some("h")
+        );
+        assert_eq!(change(&["calc.py"], &[]).clean_head(&own), None);
+        assert_eq!(change(&[], &["new.py"]).clean_head(&own), None);
+        // A prefix is not a directory.
+        assert_eq!(change(&["plan.json.bak"], &[]).clean_head(&own), None);
+    }
+}
