@@ -390,8 +390,9 @@ pub async fn load(
 }
 
 /// [`load`] of a change already read ([`crate::vcs::Change`]: one `git diff` per tree, shared
-/// with the verification): the sections are measured and the chosen ones copied from its spool,
-/// without running git again. `exclude` names paths left out (qa-loop's own).
+/// with the verification, its sections measured as git wrote it): the chosen sections are
+/// copied from its spool, nothing is read whole again. `exclude` names paths left out
+/// (qa-loop's own).
 pub fn load_change(
     change: &crate::vcs::Change,
     budget: usize,
@@ -404,29 +405,25 @@ pub fn load_change(
             !e.is_empty() && (path == e || path.starts_with(&format!("{e}/")))
         })
     };
-    let mut measure = Measure::default();
-    // Where each section starts in the spool (and where the last ends).
-    let mut starts = Vec::new();
-    change.each_line(|line, at| {
-        let before = measure.sections.len();
-        measure.line(line);
-        if measure.sections.len() > before {
-            starts.push(at);
-        }
-    })?;
-    starts.push(change.bytes);
-    let keep: Vec<usize> = (0..measure.sections.len())
-        .filter(|&i| !excluded(&measure.sections[i].path))
-        .collect();
-    let sections: Vec<Measured> = keep
+    let kept: Vec<&crate::vcs::Section> = change
+        .sections
         .iter()
-        .map(|&i| std::mem::take(&mut measure.sections[i]))
+        .filter(|s| !excluded(&s.path))
+        .collect();
+    let sections: Vec<Measured> = kept
+        .iter()
+        .map(|s| Measured {
+            path: s.path.clone(),
+            size: (s.end - s.start) as usize,
+            added: s.added,
+            removed: s.removed,
+            header: s.header,
+        })
         .collect();
     let choice = choose(&sections, budget, hints);
     let mut text = String::new();
     for &i in &choice.shown {
-        let k = keep[i];
-        text.push_str(&change.text(starts[k], starts[k + 1])?);
+        text.push_str(&change.text(kept[i].start, kept[i].end)?);
     }
     let mut files: Vec<(String, usize)> = sections
         .iter()
@@ -465,6 +462,57 @@ mod tests {
         format!(
             "diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -0,0 +1,{lines} @@\n{body}"
         )
+    }
+
+    #[test]
+    fn a_change_read_once_shows_what_two_git_diffs_showed() {
+        // The shared read (sections measured as git wrote them, chosen ones copied from the
+        // spool) gives the reviewer the same view as reading the diff twice from git.
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let git = |args: &[&str]| {
+            let o = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .current_dir(d)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        };
+        let write = |p: &str, t: &str| {
+            let p = d.join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, t).unwrap();
+        };
+        write("src/calc.py", "def add(a, b):\n    return a - b\n");
+        write("package-lock.json", "{}\n");
+        write("docs/guide.md", "old\n");
+        git(&["init", "-q"]);
+        git(&["add", "-A"]);
+        git(&["commit", "-q", "-m", "base"]);
+        write("src/calc.py", "def add(a, b):\n    return a + b\n");
+        write("package-lock.json", &"{\"x\": 1}\n".repeat(300));
+        write("docs/guide.md", &"new text\n".repeat(400));
+        write(".qa-loop/qa_report.md", "own\n");
+        write("src/new.py", "print(1)\n");
+        let hints = DiffHints::from_repo(d, vec!["src/calc.py".into()]);
+        let own = vec![".qa-loop/".to_string()];
+        let rt = crate::test_support::rt();
+        let change = rt.block_on(crate::vcs::Change::read(d, "HEAD")).unwrap();
+        for budget in [200, 5_000, 1_000_000] {
+            let twice = rt
+                .block_on(load(d, &["HEAD"], true, budget, &hints, &own))
+                .unwrap();
+            let once = load_change(&change, budget, &hints, &own).unwrap();
+            assert_eq!(once.shown.text, twice.shown.text, "budget {budget}");
+            assert_eq!(once.shown.omitted, twice.shown.omitted, "budget {budget}");
+            assert_eq!(once.shown.summarised, twice.shown.summarised);
+            assert_eq!(once.files, twice.files);
+        }
+        let all = load_change(&change, 1_000_000, &hints, &own).unwrap();
+        assert!(all.shown.text.contains("+    return a + b"));
+        assert!(all.shown.text.contains("src/new.py"));
+        assert!(!all.shown.text.contains("qa_report"));
     }
 
     #[test]

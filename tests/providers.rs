@@ -1656,3 +1656,35 @@ fn claude_5_thinks_adaptively_and_long_answers_stream() {
     }
     assert!(stderr(&o).contains("retrying"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_test_run_that_rewrites_the_checkout_does_not_change_the_reviewed_diff() {
+    // The change's own tests append a line to calc.py while they run (hiding or adding code
+    // after the fact). The reviewer is shown the change as it was before its code ran in the
+    // pass — with no pattern check or coverage asking for it earlier.
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), "");
+    std::fs::write(
+        dir.path().join("qa-loop.yml"),
+        "risk_level: low\nmodel_retry_backoff: 50ms\npattern_checks:\n  enabled: false\nunit_tests:\n  commands: [\"python3 test_calc.py; printf 'REWRITTEN_BY_THE_TESTS = 1\\\\n' >> calc.py\"]\n",
+    )
+    .unwrap();
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", "config"]);
+    std::fs::write(
+        dir.path().join("calc.py"),
+        "def add(a, b):\n    return a + b\n",
+    )
+    .unwrap();
+    let fake = Fake::start(Wire::Anthropic, vec![verdict("approved", 92)]);
+    let o = fake.run(dir.path(), &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let written = std::fs::read_to_string(dir.path().join("calc.py")).unwrap();
+    assert!(written.contains("REWRITTEN_BY_THE_TESTS"), "{written}");
+    let requests = fake.requests();
+    let task = requests[0].1["messages"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(task.contains("+    return a + b"), "{task}");
+    assert!(!task.contains("REWRITTEN_BY_THE_TESTS"), "{task}");
+}

@@ -305,7 +305,7 @@ impl AgentReviewer<'_> {
         let added = self
             .change()
             .await
-            .and_then(|c| crate::vcs::added_lines_of(&self.shared.root, &c, |_, _, _| {}));
+            .map(|c| crate::vcs::added_lines_of(&self.shared.root, &c));
         for issue in v.issues.iter_mut().filter(|i| !i.introduced) {
             let verdict = crate::engine::findings::pre_existing_claim(issue, added.as_ref().ok());
             if let Err(why) = verdict {

@@ -1,6 +1,8 @@
-//! The change under review, read once per tree: one `git diff <base>` written by git straight
-//! into an unnamed spool file (never held whole, never reachable by path), and one
-//! `git status` (the untracked files, whether the working tree is `HEAD`'s, `HEAD` itself).
+//! The change under review, read once per tree: one `git diff <base>`, streamed — as git writes
+//! it, each line goes into an unnamed spool file (never held whole, never reachable by path),
+//! into the added lines (each handed to a visitor: the pattern checks) and into an index of
+//! its per-file sections (sizes, offsets) — and one `git status` (the untracked files, whether
+//! the working tree is `HEAD`'s, `HEAD` itself), run at the same time.
 //! Every reader of the change in a pass — the pattern checks and the coverage of added lines,
 //! the suites chosen by path, the reviewer's diff and its commit, the pre-existing check — takes
 //! it from a [`ChangeCache`]: two git processes per tree instead of one or two per reader.
@@ -9,12 +11,62 @@
 //! ([`ChangeCache::invalidate`]). What a verification pass's own commands write into the
 //! checkout is not part of the change read at its start.
 
-use std::io::{BufRead, Read};
+use std::io::{BufRead, Read, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
 
+use super::added::{AddedLines, AddedParser};
 use super::command::{isolated, succeeded};
+
+/// One file's section of the diff.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Section {
+    /// The path after `b/` in its `diff --git` header (empty for a preamble).
+    pub path: String,
+    /// Where it starts and ends in the spool.
+    pub start: u64,
+    pub end: u64,
+    /// Its `+` and `-` lines.
+    pub added: usize,
+    pub removed: usize,
+    /// Starts with `diff --git ` (not a preamble).
+    pub header: bool,
+}
+
+/// The sections of a diff read a line at a time.
+#[derive(Debug, Default)]
+struct Index {
+    sections: Vec<Section>,
+}
+
+impl Index {
+    /// Line `line` of the diff, starting at byte `at`, `len` bytes with its newline.
+    fn line(&mut self, line: &str, at: u64, len: u64) {
+        let header = line.starts_with("diff --git ");
+        if header || self.sections.is_empty() {
+            self.sections.push(Section {
+                path: match header {
+                    true => line.rsplit(" b/").next().unwrap_or_default().to_string(),
+                    false => String::new(),
+                },
+                start: at,
+                end: at,
+                header,
+                ..Section::default()
+            });
+        }
+        let Some(s) = self.sections.last_mut() else {
+            return;
+        };
+        s.end = at + len;
+        if line.starts_with('+') && !line.starts_with("+++") {
+            s.added += 1;
+        } else if line.starts_with('-') && !line.starts_with("---") {
+            s.removed += 1;
+        }
+    }
+}
 
 /// One read of the change.
 #[derive(Debug)]
@@ -23,6 +75,10 @@ pub struct Change {
     spool: std::fs::File,
     /// Bytes in the spool.
     pub bytes: u64,
+    /// The diff's per-file sections, in order.
+    pub sections: Vec<Section>,
+    /// The lines the diff adds (untracked files not included).
+    pub added: AddedLines,
     /// Untracked files, repository-relative (`.gitignore` respected).
     pub untracked: Vec<String>,
     /// Tracked paths that differ from `HEAD` (staged or not).
@@ -35,12 +91,24 @@ impl Change {
     /// Reads the change against `base` (a commit: the merge base, decided once per run) in the
     /// repository at `root`: the diff and the status at once.
     pub async fn read(root: &Path, base: &str) -> Result<Change, String> {
-        let (diff, status) = tokio::join!(spool_diff(root, base), status(root));
-        let (spool, bytes) = diff?;
+        Self::read_visiting(root, base, &mut |_, _, _| {}).await
+    }
+
+    /// [`Change::read`], handing each line the diff adds to `visit` (`path`, line number,
+    /// text) as git writes it.
+    pub async fn read_visiting(
+        root: &Path,
+        base: &str,
+        visit: &mut dyn FnMut(&str, u32, &str),
+    ) -> Result<Change, String> {
+        let (diff, status) = tokio::join!(stream_diff(root, base, visit), status(root));
+        let diff = diff?;
         let status = status?;
         Ok(Change {
-            spool,
-            bytes,
+            spool: diff.spool,
+            bytes: diff.bytes,
+            sections: diff.sections,
+            added: diff.added,
             untracked: status.untracked,
             modified: status.modified,
             head: status.head,
@@ -110,31 +178,71 @@ impl Read for At<'_> {
     }
 }
 
-/// `git diff <base>` written by git into an unnamed file; the file and its length.
-async fn spool_diff(root: &Path, base: &str) -> Result<(std::fs::File, u64), String> {
+/// What streaming the diff produced.
+struct Streamed {
+    spool: std::fs::File,
+    bytes: u64,
+    sections: Vec<Section>,
+    added: AddedLines,
+}
+
+/// `git diff <base>` read as git writes it: each line into the spool (an unnamed file), the
+/// added-lines parser (and `visit`) and the section index.
+async fn stream_diff(
+    root: &Path,
+    base: &str,
+    visit: &mut dyn FnMut(&str, u32, &str),
+) -> Result<Streamed, String> {
+    use tokio::io::AsyncBufReadExt;
     let spool = tempfile::tempfile().map_err(|e| format!("cannot spool the diff: {e}"))?;
-    let out = spool
-        .try_clone()
-        .map_err(|e| format!("cannot spool the diff: {e}"))?;
+    let mut out = std::io::BufWriter::with_capacity(
+        256 * 1024,
+        spool
+            .try_clone()
+            .map_err(|e| format!("cannot spool the diff: {e}"))?,
+    );
     let args = ["diff", "--no-color", "--no-ext-diff", base, "--"];
     let mut cmd = isolated(root, &[]);
     cmd.args(args)
-        .stdout(out)
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
-    // Not `output()`: it would pipe stdout instead of the spool.
-    let done = cmd
-        .spawn()
-        .map_err(|e| format!("cannot run git: {e}"))?
+    let mut child = cmd.spawn().map_err(|e| format!("cannot run git: {e}"))?;
+    let stdout = child.stdout.take().expect("piped");
+    // A larger pipe: git writes more between our reads (fewer task switches); best effort.
+    let _ = nix::fcntl::fcntl(&stdout, nix::fcntl::FcntlArg::F_SETPIPE_SZ(1 << 20));
+    let mut reader = tokio::io::BufReader::with_capacity(256 * 1024, stdout);
+    let mut parser = AddedParser::new(visit);
+    let mut index = Index::default();
+    let (mut buf, mut at) = (Vec::new(), 0u64);
+    let spooled = |e: std::io::Error| format!("cannot spool the diff: {e}");
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .await
+            .map_err(|e| format!("cannot read git's output: {e}"))?;
+        if n == 0 {
+            break;
+        }
+        out.write_all(&buf).map_err(spooled)?;
+        let line = String::from_utf8_lossy(buf.strip_suffix(b"\n").unwrap_or(&buf));
+        parser.line(&line);
+        index.line(&line, at, n as u64);
+        at += n as u64;
+    }
+    out.flush().map_err(spooled)?;
+    let done = child
         .wait_with_output()
         .await
         .map_err(|e| format!("cannot run git: {e}"))?;
     succeeded(&done, &args)?;
-    let bytes = spool
-        .metadata()
-        .map_err(|e| format!("cannot spool the diff: {e}"))?
-        .len();
-    Ok((spool, bytes))
+    Ok(Streamed {
+        spool,
+        bytes: at,
+        sections: index.sections,
+        added: parser.finish(),
+    })
 }
 
 /// What `git status` says.
@@ -216,15 +324,26 @@ pub struct ChangeCache {
 impl ChangeCache {
     /// The change against `base`: read now, or the read of this tree already made.
     pub async fn get(&self, root: &Path, base: &str) -> Result<Arc<Change>, String> {
+        Ok(self.get_visiting(root, base, &mut |_, _, _| {}).await?.0)
+    }
+
+    /// [`ChangeCache::get`], and whether `visit` saw the diff's added lines: only when the
+    /// change is read now (else the caller reads them from the spool).
+    pub async fn get_visiting(
+        &self,
+        root: &Path,
+        base: &str,
+        visit: &mut dyn FnMut(&str, u32, &str),
+    ) -> Result<(Arc<Change>, bool), String> {
         let mut read = self.read.lock().await;
         if let Some((b, change)) = read.as_ref()
             && b == base
         {
-            return Ok(change.clone());
+            return Ok((change.clone(), false));
         }
-        let change = Arc::new(Change::read(root, base).await?);
+        let change = Arc::new(Change::read_visiting(root, base, visit).await?);
         *read = Some((base.to_string(), change.clone()));
-        Ok(change)
+        Ok((change, true))
     }
 
     /// The tree's snapshot: `take` makes it, once per tree (every caller leaves out the same
@@ -278,6 +397,8 @@ u UU N... 100644 100644 100644 100644 c1 c2 c3 conflict.txt\0\
         Change {
             spool: tempfile::tempfile().unwrap(),
             bytes: 0,
+            sections: Vec::new(),
+            added: AddedLines::new(),
             untracked: untracked.iter().map(|s| s.to_string()).collect(),
             modified: modified.iter().map(|s| s.to_string()).collect(),
             head: Some("h".into()),

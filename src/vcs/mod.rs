@@ -2,11 +2,14 @@
 
 use std::path::Path;
 
+mod added;
 mod change;
 mod command;
 mod program;
 mod shadow;
-pub use change::{Change, ChangeCache};
+pub use added::{AddedFile, AddedLines, parse_added_lines};
+use added::{AddedParser, Hunk, unquote};
+pub use change::{Change, ChangeCache, Section};
 pub use command::git;
 pub(crate) use command::git_with;
 use command::{isolated, output, succeeded};
@@ -401,58 +404,6 @@ pub async fn diff_trees(root: &Path, from: &str, to: &str) -> Result<String, Str
     .await
 }
 
-/// Lines the change adds, per file (repository-relative path → its added lines).
-pub type AddedLines = std::collections::BTreeMap<String, AddedFile>;
-
-/// The line numbers a change adds to one file, ascending (the texts are handed to a visitor as
-/// the diff is read, never kept: a change of a million lines costs 4 MB here).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AddedFile {
-    lines: Vec<u32>,
-}
-
-impl AddedFile {
-    pub fn push(&mut self, number: u32) {
-        self.lines.push(number);
-    }
-
-    /// The added line numbers, ascending.
-    pub fn numbers(&self) -> impl Iterator<Item = u32> + '_ {
-        self.lines.iter().copied()
-    }
-
-    /// Whether line `n` is added.
-    pub fn contains(&self, n: u32) -> bool {
-        self.lines.binary_search(&n).is_ok()
-    }
-
-    /// Whether an added line is within `distance` lines of `n`.
-    pub fn near(&self, n: u32, distance: u32) -> bool {
-        let from = self
-            .lines
-            .partition_point(|k| *k < n.saturating_sub(distance));
-        self.lines
-            .get(from)
-            .is_some_and(|k| *k <= n.saturating_add(distance))
-    }
-
-    pub fn len(&self) -> usize {
-        self.lines.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.lines.is_empty()
-    }
-}
-
-impl From<Vec<(u32, String)>> for AddedFile {
-    fn from(lines: Vec<(u32, String)>) -> Self {
-        AddedFile {
-            lines: lines.into_iter().map(|(n, _)| n).collect(),
-        }
-    }
-}
-
 /// Largest untracked file whose lines count as added.
 const MAX_UNTRACKED_BYTES: u64 = 1024 * 1024;
 
@@ -460,19 +411,43 @@ const MAX_UNTRACKED_BYTES: u64 = 1024 * 1024;
 /// files (text files up to 1 MiB).
 pub async fn added_lines(root: &Path, base: &DiffBase) -> Result<AddedLines, String> {
     let change = Change::read(root, base.rev()?).await?;
-    added_lines_of(root, &change, |_, _, _| {})
+    Ok(added_lines_of(root, &change))
 }
 
-/// The lines `change` adds, each handed to `visit` (`path`, line number, text) as the spool is
-/// read: the diff of a huge change is never held whole. Untracked files count whole.
-pub fn added_lines_of(
+/// The lines `change` adds: the diff's (parsed as it was read) and every line of untracked text
+/// files (up to 1 MiB).
+pub fn added_lines_of(root: &Path, change: &Change) -> AddedLines {
+    with_untracked(root, change, change.added.clone(), &mut |_, _, _| {})
+}
+
+/// [`added_lines_of`], handing each added line to `visit` (`path`, line number, text);
+/// `diff_seen` when `visit` already saw the diff's lines as git wrote them
+/// ([`ChangeCache::get_visiting`]), else they are read again from the spool.
+pub fn visit_added_lines(
     root: &Path,
     change: &Change,
-    mut visit: impl FnMut(&str, u32, &str),
+    diff_seen: bool,
+    visit: &mut dyn FnMut(&str, u32, &str),
 ) -> Result<AddedLines, String> {
-    let mut parser = AddedParser::new(&mut visit);
-    change.each_line(|line, _| parser.line(line))?;
-    let mut out = parser.finish();
+    let diff = match diff_seen {
+        true => change.added.clone(),
+        false => {
+            let mut parser = AddedParser::new(visit);
+            change.each_line(|line, _| parser.line(line))?;
+            parser.finish()
+        }
+    };
+    Ok(with_untracked(root, change, diff, visit))
+}
+
+/// `diff` and every line of the change's untracked text files (up to 1 MiB), each handed to
+/// `visit`.
+fn with_untracked(
+    root: &Path,
+    change: &Change,
+    mut out: AddedLines,
+    visit: &mut dyn FnMut(&str, u32, &str),
+) -> AddedLines {
     for file in &change.untracked {
         let path = root.join(file);
         let small =
@@ -494,7 +469,7 @@ pub fn added_lines_of(
         }
         out.insert(file.clone(), lines);
     }
-    Ok(out)
+    out
 }
 
 /// The files the change touches (added, modified, deleted, both sides of a rename; untracked
@@ -535,126 +510,6 @@ pub fn changed_files_of(change: &Change) -> Result<Vec<String>, String> {
     Ok(files)
 }
 
-/// Parses `git diff --unified=0` output into added lines per file, handing each added line to
-/// `visit` (`path`, line number, text).
-pub fn parse_added_lines(diff: &str, mut visit: impl FnMut(&str, u32, &str)) -> AddedLines {
-    let mut parser = AddedParser::new(&mut visit);
-    for line in diff.lines() {
-        parser.line(line);
-    }
-    parser.finish()
-}
-
-/// [`parse_added_lines`] a line at a time.
-struct AddedParser<'v, V: FnMut(&str, u32, &str)> {
-    out: AddedLines,
-    /// The file being read and its lines so far.
-    file: Option<(String, AddedFile)>,
-    next: u32,
-    hunk: Hunk,
-    visit: &'v mut V,
-}
-
-/// Where a line of a unified diff is: in a hunk (its old and new lines still to come) or in
-/// the headers. A hunk's `+++ x` or `--- x` line is text, never mistaken for a file header.
-#[derive(Debug, Default)]
-struct Hunk {
-    old: u32,
-    new: u32,
-}
-
-impl Hunk {
-    /// Takes `line` into account; whether it was a line of a hunk's text.
-    fn text(&mut self, line: &str) -> bool {
-        if self.old == 0 && self.new == 0 {
-            if let Some(h) = line.strip_prefix("@@ ") {
-                let count = |sign: char| {
-                    h.split_whitespace()
-                        .find_map(|p| p.strip_prefix(sign))
-                        .map_or(0, |p| {
-                            p.split_once(',').map_or(1, |(_, n)| n.parse().unwrap_or(0))
-                        })
-                };
-                (self.old, self.new) = (count('-'), count('+'));
-            }
-            return false;
-        }
-        match line.as_bytes().first() {
-            Some(b'+') => self.new = self.new.saturating_sub(1),
-            Some(b'-') => self.old = self.old.saturating_sub(1),
-            Some(b'\\') => {}
-            // Context (an empty context line may come without its space).
-            _ => {
-                self.old = self.old.saturating_sub(1);
-                self.new = self.new.saturating_sub(1);
-            }
-        }
-        true
-    }
-}
-
-impl<'v, V: FnMut(&str, u32, &str)> AddedParser<'v, V> {
-    fn new(visit: &'v mut V) -> Self {
-        AddedParser {
-            out: AddedLines::new(),
-            file: None,
-            next: 0,
-            hunk: Hunk::default(),
-            visit,
-        }
-    }
-
-    fn line(&mut self, line: &str) {
-        if self.hunk.text(line) {
-            match line.as_bytes().first() {
-                Some(b'+') => {
-                    if let Some((path, lines)) = &mut self.file {
-                        lines.push(self.next);
-                        (self.visit)(path, self.next, &line[1..]);
-                    }
-                    self.next += 1;
-                }
-                Some(b'-' | b'\\') => {}
-                _ => self.next += 1,
-            }
-            return;
-        }
-        if let Some(rest) = line.strip_prefix("+++ ") {
-            self.close();
-            if rest != "/dev/null" {
-                let path = unquote(rest).trim_start_matches("b/").to_string();
-                let lines = self.out.remove(&path).unwrap_or_default();
-                self.file = Some((path, lines));
-            }
-        } else if line.starts_with("--- ") || line.starts_with("diff --git ") {
-            if line.starts_with("diff --git ") {
-                self.close();
-            }
-        } else if let Some(hunk) = line.strip_prefix("@@ ") {
-            // `@@ -a,b +c,d @@`: added lines start at c.
-            self.next = hunk
-                .split_whitespace()
-                .find_map(|p| p.strip_prefix('+'))
-                .and_then(|p| p.split(',').next())
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(0);
-        }
-    }
-
-    fn close(&mut self) {
-        if let Some((path, lines)) = self.file.take()
-            && !lines.is_empty()
-        {
-            self.out.insert(path, lines);
-        }
-    }
-
-    fn finish(mut self) -> AddedLines {
-        self.close();
-        self.out
-    }
-}
-
 /// Runs `git` in `root`, handing each line of its output to `each` as it comes (a trailing
 /// `\r` is kept; invalid UTF-8 is replaced).
 pub(crate) async fn git_each_line(
@@ -691,13 +546,6 @@ pub(crate) async fn git_each_line(
         .await
         .map_err(|e| format!("cannot run git: {e}"))?;
     succeeded(&out, args)
-}
-
-/// git quotes unusual paths: `"b/sp\303\251cial.py"`; the quotes are dropped (escapes kept).
-fn unquote(p: &str) -> &str {
-    p.strip_prefix('"')
-        .and_then(|p| p.strip_suffix('"'))
-        .unwrap_or(p)
 }
 
 #[cfg(test)]
@@ -824,10 +672,11 @@ new file mode 100644
         let change = crate::test_support::rt()
             .block_on(Change::read(dir.path(), "HEAD"))
             .unwrap();
-        let got = added_lines_of(dir.path(), &change, |p, n, t| {
+        let got = visit_added_lines(dir.path(), &change, false, &mut |p, n, t| {
             texts.push(format!("{p}:{n}:{t}"))
         })
         .unwrap();
+        assert_eq!(got, added_lines_of(dir.path(), &change));
         assert_eq!(changed_files_of(&change).unwrap(), ["a.py", "b.py"]);
         assert_eq!(texts, ["a.py:2:TWO", "a.py:3:three", "b.py:1:new"]);
         assert_eq!(got["a.py"].numbers().collect::<Vec<_>>(), [2, 3]);

@@ -53,6 +53,9 @@ pub struct Verifier {
     /// Suites the failing-first run of this pass ran whole and that passed: the full
     /// verification takes their results instead of running them again.
     carried: Vec<Carried>,
+    /// The narrowed runs of a failing-first run that passed: listed first in the full pass (its
+    /// time is the pass's too).
+    first_runs: Vec<CommandRun>,
     /// Prefix of the log files (`first-` while failing first runs).
     log_tag: &'static str,
 }
@@ -88,6 +91,7 @@ impl Verifier {
             signed_off_by: None,
             continuing: false,
             carried: Vec::new(),
+            first_runs: Vec::new(),
             log_tag: "",
         }
     }
@@ -145,6 +149,15 @@ impl Verifier {
             .as_ref()
             .map(|cfg| patterns::Checker::new(cfg, &self.own_paths));
         let added = self.added_lines(&mut checker).await;
+        // The change is read before the change's code runs in this pass (above, or here when
+        // no check wants its lines): what the commands write into the checkout is not what the
+        // reviewer is shown.
+        if added.is_none()
+            && self.diff_base.is_some()
+            && let Err(e) = self.read_change().await
+        {
+            tracing::debug!("the change is not read: {e}");
+        }
         if let Some(Err(e)) = &added {
             tracing::warn!("the lines the change adds are unknown: {e}");
         }
@@ -164,7 +177,10 @@ impl Verifier {
         let results = self
             .run_suites(&skipped, carried, added, unknown.as_deref())
             .await;
-        let mut report = VerificationReport::default();
+        let mut report = VerificationReport {
+            commands: std::mem::take(&mut self.first_runs),
+            ..VerificationReport::default()
+        };
         report.gates.extend(self.skipped_gates(&skipped));
         for r in results {
             report.gates.extend(r.gates);
@@ -223,12 +239,20 @@ impl Verifier {
         if self.diff_base.is_none() || !wanted {
             return None;
         }
-        Some(self.read_change().await.and_then(|change| {
-            crate::vcs::added_lines_of(&self.root, &change, |path, n, text| {
-                if let Some(c) = checker {
-                    c.line(path, n, text);
-                }
-            })
+        let base = match self.diff_base.as_ref().map(crate::vcs::DiffBase::rev) {
+            Some(Ok(base)) => base,
+            Some(Err(e)) => return Some(Err(e)),
+            None => return None,
+        };
+        let mut visit = |path: &str, n: u32, text: &str| {
+            if let Some(c) = checker {
+                c.line(path, n, text);
+            }
+        };
+        // Read now (the pass's first reader): the checks run as git writes the diff.
+        let read = self.change.get_visiting(&self.root, base, &mut visit).await;
+        Some(read.and_then(|(change, seen)| {
+            crate::vcs::visit_added_lines(&self.root, &change, seen, &mut visit)
         }))
     }
 
@@ -451,11 +475,16 @@ impl Verifier {
         of: u64,
     ) -> Option<VerificationReport> {
         let selected = first::plan(&self.strategy, previous)?;
+        if self.diff_base.is_some()
+            && let Err(e) = self.read_change().await
+        {
+            tracing::debug!("the change is not read: {e}");
+        }
         self.passes += 1;
         self.log_tag = "first-";
         let mut report = VerificationReport::default();
         let mut still_fails = false;
-        let mut whole = Vec::new();
+        let (mut whole, mut narrowed_runs) = (Vec::new(), Vec::new());
         for sel in &selected {
             tracing::info!(
                 suite = %sel.suite.kind.key(),
@@ -464,7 +493,9 @@ impl Verifier {
             );
             let (gate, runs, tests, started) = self.run_commands(sel.suite, &sel.commands).await;
             still_fails |= first::still_fails(sel, gate.status, tests.as_ref());
-            if !sel.narrowed {
+            if sel.narrowed {
+                narrowed_runs.extend(runs.iter().cloned());
+            } else {
                 whole.push(Carried {
                     kind: sel.suite.kind,
                     gate: gate.clone(),
@@ -485,6 +516,7 @@ impl Verifier {
             // The full verification is the rest of this pass.
             self.continuing = true;
             self.carried = whole;
+            self.first_runs = narrowed_runs;
             return None;
         }
         report.failing_first = Some(crate::model::FailingFirst {

@@ -261,8 +261,18 @@ pub struct Checker<'a> {
     excluded: Vec<glob::Pattern>,
     skip: &'a [String],
     /// The file being checked and the rules that apply to it (none: not checked).
-    current: Option<(String, Vec<usize>)>,
+    current: Option<(String, Applicable)>,
+    /// The sets of rules seen so far (by extension, mostly), each built once.
+    /// Shared, never cloned: a cloned set starts with empty caches (its lazy DFA is built again).
+    sets: std::collections::HashMap<Vec<usize>, Option<std::sync::Arc<regex::RegexSet>>>,
     found: Vec<PatternFinding>,
+}
+
+/// The rules that apply to a file, and all of them as one set: a line is searched once for
+/// any of them, and only a line that matches one is searched by each (most lines match none).
+struct Applicable {
+    rules: Vec<usize>,
+    set: Option<std::sync::Arc<regex::RegexSet>>,
 }
 
 impl<'a> Checker<'a> {
@@ -278,6 +288,7 @@ impl<'a> Checker<'a> {
                 .collect(),
             skip,
             current: None,
+            sets: std::collections::HashMap::new(),
             found: Vec::new(),
         }
     }
@@ -302,12 +313,31 @@ impl<'a> Checker<'a> {
     /// Line `number` of `path`, added with `text`.
     pub fn line(&mut self, path: &str, number: u32, text: &str) {
         if self.current.as_ref().is_none_or(|(p, _)| p != path) {
-            self.current = Some((path.to_string(), self.applicable(path)));
+            let rules = self.applicable(path);
+            let set = self
+                .sets
+                .entry(rules.clone())
+                .or_insert_with(|| {
+                    regex::RegexSet::new(rules.iter().map(|&i| self.rules[i].regex.as_str()))
+                        .ok()
+                        .map(std::sync::Arc::new)
+                })
+                .clone();
+            self.current = Some((path.to_string(), Applicable { rules, set }));
         }
         let Some((_, applicable)) = &self.current else {
             return;
         };
-        for &i in applicable {
+        let matched: Vec<usize> = match &applicable.set {
+            Some(set) if !set.is_match(text) => return,
+            Some(set) => set
+                .matches(text)
+                .into_iter()
+                .map(|k| applicable.rules[k])
+                .collect(),
+            None => applicable.rules.clone(),
+        };
+        for i in matched {
             let rule = &self.rules[i];
             if rule.skip_comments && is_comment(text) {
                 continue;
