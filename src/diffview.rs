@@ -399,12 +399,7 @@ pub fn load_change(
     hints: &DiffHints,
     exclude: &[String],
 ) -> Result<DiffView, String> {
-    let excluded = |path: &str| {
-        exclude.iter().any(|e| {
-            let e = e.trim_end_matches('/');
-            !e.is_empty() && (path == e || path.starts_with(&format!("{e}/")))
-        })
-    };
+    let excluded = |path: &str| crate::vcs::is_under(path, exclude);
     let kept: Vec<&crate::vcs::Section> = change
         .sections
         .iter()

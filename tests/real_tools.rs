@@ -15,18 +15,7 @@ use serde_json::{Value, json};
 
 /// Whether `program args…` runs; when it does not, fails under `.ci/run`, else skips.
 fn have(program: &str, args: &[&str]) -> bool {
-    let ok = std::process::Command::new(program)
-        .args(args)
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("QA_LOOP_REAL_TOOLS").is_none(),
-            "`{program}` is not installed (.ci/run installs it)"
-        );
-        eprintln!("skipped: `{program} {}` does not run here", args.join(" "));
-    }
-    ok
+    have_tool(&format!("`{program}`"), program, args)
 }
 
 fn approve() -> Value {

@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::added::{AddedLines, AddedParser};
-use super::command::{isolated, succeeded};
+use super::command::{git_each_raw_line, isolated, succeeded};
 
 /// One file's section of the diff.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -153,15 +153,25 @@ impl Change {
     /// `HEAD`, when the working tree outside `exclude` (qa-loop's own paths) is exactly
     /// `HEAD`'s: nothing modified, staged or untracked there.
     pub fn clean_head(&self, exclude: &[String]) -> Option<&str> {
-        let own = |p: &String| {
-            exclude.iter().any(|e| {
-                let e = e.trim_end_matches('/');
-                !e.is_empty() && (p == e || p.starts_with(&format!("{e}/")))
-            })
-        };
-        let dirty = self.modified.iter().chain(&self.untracked).any(|p| !own(p));
+        let dirty = self
+            .modified
+            .iter()
+            .chain(&self.untracked)
+            .any(|p| !is_under(p, exclude));
         (!dirty).then_some(self.head.as_deref()).flatten()
     }
+}
+
+/// Whether `path` is one of `paths` or inside one (a directory, with or without its `/`): how
+/// qa-loop's own paths are left out of the change.
+pub fn is_under(path: &str, paths: &[String]) -> bool {
+    paths.iter().any(|e| {
+        let e = e.trim_end_matches('/');
+        !e.is_empty()
+            && path
+                .strip_prefix(e)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    })
 }
 
 /// Reads a file at a position of its own (`pread`): readers never share an offset.
@@ -193,7 +203,6 @@ async fn stream_diff(
     base: &str,
     visit: &mut dyn FnMut(&str, u32, &str),
 ) -> Result<Streamed, String> {
-    use tokio::io::AsyncBufReadExt;
     let spool = tempfile::tempfile().map_err(|e| format!("cannot spool the diff: {e}"))?;
     let mut out = std::io::BufWriter::with_capacity(
         256 * 1024,
@@ -202,41 +211,20 @@ async fn stream_diff(
             .map_err(|e| format!("cannot spool the diff: {e}"))?,
     );
     let args = ["diff", "--no-color", "--no-ext-diff", base, "--"];
-    let mut cmd = isolated(root, &[]);
-    cmd.args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    let mut child = cmd.spawn().map_err(|e| format!("cannot run git: {e}"))?;
-    let stdout = child.stdout.take().expect("piped");
-    // A larger pipe: git writes more between our reads (fewer task switches); best effort.
-    let _ = nix::fcntl::fcntl(&stdout, nix::fcntl::FcntlArg::F_SETPIPE_SZ(1 << 20));
-    let mut reader = tokio::io::BufReader::with_capacity(256 * 1024, stdout);
     let mut parser = AddedParser::new(visit);
     let mut index = Index::default();
-    let (mut buf, mut at) = (Vec::new(), 0u64);
+    let mut at = 0u64;
     let spooled = |e: std::io::Error| format!("cannot spool the diff: {e}");
-    loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .await
-            .map_err(|e| format!("cannot read git's output: {e}"))?;
-        if n == 0 {
-            break;
-        }
-        out.write_all(&buf).map_err(spooled)?;
-        let line = String::from_utf8_lossy(buf.strip_suffix(b"\n").unwrap_or(&buf));
+    git_each_raw_line(root, &args, |raw| {
+        out.write_all(raw).map_err(spooled)?;
+        let line = String::from_utf8_lossy(raw.strip_suffix(b"\n").unwrap_or(raw));
         parser.line(&line);
-        index.line(&line, at, n as u64);
-        at += n as u64;
-    }
+        index.line(&line, at, raw.len() as u64);
+        at += raw.len() as u64;
+        Ok(())
+    })
+    .await?;
     out.flush().map_err(spooled)?;
-    let done = child
-        .wait_with_output()
-        .await
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    succeeded(&done, &args)?;
     Ok(Streamed {
         spool,
         bytes: at,

@@ -80,3 +80,40 @@ pub(super) fn isolated(root: &Path, config: &[(&str, &str)]) -> Command {
     cmd.stdin(std::process::Stdio::null());
     cmd
 }
+
+/// Runs `git` in `root`, handing each line of its output to `each` as git writes it, as bytes
+/// with its `\n` (the last may have none); an error from `each` stops the read and git.
+pub(crate) async fn git_each_raw_line(
+    root: &Path,
+    args: &[&str],
+    mut each: impl FnMut(&[u8]) -> Result<(), String>,
+) -> Result<(), String> {
+    use tokio::io::AsyncBufReadExt;
+    let mut cmd = isolated(root, &[]);
+    cmd.args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().map_err(|e| format!("cannot run git: {e}"))?;
+    let stdout = child.stdout.take().expect("piped");
+    // A larger pipe: git writes more between our reads (fewer task switches); best effort.
+    let _ = nix::fcntl::fcntl(&stdout, nix::fcntl::FcntlArg::F_SETPIPE_SZ(1 << 20));
+    let mut reader = tokio::io::BufReader::with_capacity(256 * 1024, stdout);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .await
+            .map_err(|e| format!("cannot read git's output: {e}"))?;
+        if n == 0 {
+            break;
+        }
+        each(&buf)?;
+    }
+    let out = child
+        .wait_with_output()
+        .await
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    succeeded(&out, args)
+}

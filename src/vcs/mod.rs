@@ -9,7 +9,7 @@ mod program;
 mod shadow;
 pub use added::{AddedFile, AddedLines, parse_added_lines};
 use added::{AddedParser, Hunk, unquote};
-pub use change::{Change, ChangeCache, Section};
+pub use change::{Change, ChangeCache, Section, is_under};
 pub use command::git;
 pub(crate) use command::git_with;
 use command::{isolated, output, succeeded};
@@ -517,35 +517,13 @@ pub(crate) async fn git_each_line(
     args: &[&str],
     mut each: impl FnMut(&str),
 ) -> Result<(), String> {
-    use tokio::io::AsyncBufReadExt;
-    let mut cmd = isolated(root, &[]);
-    cmd.args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    let mut child = cmd.spawn().map_err(|e| format!("cannot run git: {e}"))?;
-    let stdout = child.stdout.take().expect("piped");
-    let mut reader = tokio::io::BufReader::with_capacity(64 * 1024, stdout);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .await
-            .map_err(|e| format!("cannot read git's output: {e}"))?;
-        if n == 0 {
-            break;
-        }
-        if buf.last() == Some(&b'\n') {
-            buf.pop();
-        }
-        each(&String::from_utf8_lossy(&buf));
-    }
-    let out = child
-        .wait_with_output()
-        .await
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    succeeded(&out, args)
+    command::git_each_raw_line(root, args, |line| {
+        each(&String::from_utf8_lossy(
+            line.strip_suffix(b"\n").unwrap_or(line),
+        ));
+        Ok(())
+    })
+    .await
 }
 
 #[cfg(test)]
