@@ -328,3 +328,58 @@ fn an_approve_run_starts_at_most_five_git_processes() {
     let head = git_out(d, &["rev-parse", "HEAD"]);
     assert_eq!(r["history"][0]["reviewed_head"], head.trim(), "{r:#}");
 }
+
+#[test]
+fn a_suite_carried_from_failing_first_keeps_the_coverage_it_measured() {
+    // integration_tests fails until the fix, measuring full coverage; unit_tests writes the same
+    // report file with none. After the fix, failing first runs integration_tests whole and it
+    // passes; the full pass runs unit_tests (rewriting the report) and carries
+    // integration_tests: its coverage is the one it measured, not unit_tests' rewrite.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("flag.txt"), "broken\n").unwrap();
+    std::fs::write(d.join("calc.py"), "a = 1\nb = 2\n").unwrap();
+    let none = "printf 'SF:calc.py\\nDA:1,0\\nDA:2,0\\nend_of_record\\n' > cov.lcov";
+    let full = "printf 'SF:calc.py\\nDA:1,1\\nDA:2,1\\nend_of_record\\n' > cov.lcov";
+    let config = json!({"risk_level": "low", "max_iterations": 2, "recurring_threshold": 5, "min_score": 0,
+        "failure_analysis": false, "flaky_reruns": 0,
+        "unit_tests": {"required": true, "allow_no_tests": true, "commands": [none], "coverage": ["cov.lcov"]},
+        "integration_tests": {"required": true, "allow_no_tests": true,
+            "commands": [format!("{full}; grep -q fixed flag.txt")],
+            "coverage": ["cov.lcov"], "minimum_coverage": 80}});
+    std::fs::write(d.join("qa-loop.json"), config.to_string()).unwrap();
+    std::fs::write(d.join(".gitignore"), ".qa-loop/\nsession.json\ncov.lcov\n").unwrap();
+    git(d, &["init", "-q"]);
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "init"]);
+    let verdict = |status: &str| {
+        json!({"role": "reviewer", "tool_calls": [{"id": "v", "name": "submit_verdict", "arguments": {
+            "status": status, "score": 90, "confidence": 0.9, "summary": "s", "criteria": [], "issues": []}}]})
+    };
+    let calls = json!({"calls": [
+        verdict("rejected"),
+        {"role": "fixer", "tool_calls": [{"id": "w", "name": "write_file",
+            "arguments": {"path": "flag.txt", "content": "fixed\n"}}]},
+        {"role": "fixer", "tool_calls": [{"id": "f", "name": "finish", "arguments": {"summary": "done"}}]},
+        verdict("approved"),
+    ]});
+    std::fs::write(d.join("session.json"), calls.to_string()).unwrap();
+    let o = replay_run(d, &[]);
+    let r = qa_result(d);
+    let gate = gate_of(&r, "coverage:integration_tests");
+    assert_eq!(gate["status"], "passed", "{gate:#}");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // integration_tests ran once in the second pass (failing first, carried).
+    let commands: Vec<&str> = r["history"][1]["verification"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["suite"].as_str().unwrap())
+        .collect();
+    assert_eq!(commands, ["unit_tests", "integration_tests"], "{r:#}");
+}

@@ -358,7 +358,13 @@ impl VerificationReport {
     /// `failing tests first: 2 of 340`, or `reused (pass 1)`.
     pub fn scope_text(&self) -> String {
         match (self.failing_first, self.reused_from) {
-            (_, Some(pass)) => format!("reused (pass {pass})"),
+            (Some(f), Some(pass)) => {
+                format!(
+                    "failing tests first: {} of {} (reused, pass {pass})",
+                    f.ran, f.of
+                )
+            }
+            (None, Some(pass)) => format!("reused (pass {pass})"),
             (Some(f), None) if f.of == 0 => "failing suites first".to_string(),
             (Some(f), None) => format!("failing tests first: {} of {}", f.ran, f.of),
             // Without JUnit results the count is unknown.

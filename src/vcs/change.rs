@@ -16,7 +16,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::added::{AddedLines, AddedParser};
+use super::added::{AddedLines, AddedParser, header_paths, side_path};
 use super::command::{git_each_raw_line, isolated, succeeded};
 
 /// One file's section of the diff.
@@ -38,6 +38,8 @@ pub struct Section {
 #[derive(Debug, Default)]
 struct Index {
     sections: Vec<Section>,
+    /// In a section's header lines (before its first hunk).
+    in_header: bool,
 }
 
 impl Index {
@@ -45,9 +47,10 @@ impl Index {
     fn line(&mut self, line: &str, at: u64, len: u64) {
         let header = line.starts_with("diff --git ");
         if header || self.sections.is_empty() {
+            self.in_header = header;
             self.sections.push(Section {
                 path: match header {
-                    true => line.rsplit(" b/").next().unwrap_or_default().to_string(),
+                    true => header_paths(line).1,
                     false => String::new(),
                 },
                 start: at,
@@ -60,6 +63,17 @@ impl Index {
             return;
         };
         s.end = at + len;
+        if self.in_header {
+            // The `+++` line names the new side exactly (quoted names decoded).
+            if line.starts_with("@@") {
+                self.in_header = false;
+            } else if let Some(path) = line.strip_prefix("+++ ").and_then(side_path) {
+                s.path = path;
+                return;
+            } else if line.starts_with("--- ") {
+                return;
+            }
+        }
         if line.starts_with('+') && !line.starts_with("+++") {
             s.added += 1;
         } else if line.starts_with('-') && !line.starts_with("---") {
@@ -210,7 +224,22 @@ async fn stream_diff(
             .try_clone()
             .map_err(|e| format!("cannot spool the diff: {e}"))?,
     );
-    let args = ["diff", "--no-color", "--no-ext-diff", base, "--"];
+    // Every setting that changes how a diff reads is set here: the repository's own config
+    // (which a test command can write) does not decide it. Renames are a deletion and an
+    // addition: a moved file's lines count as added (the checks see them).
+    let args = [
+        "-c",
+        "core.quotePath=false",
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-renames",
+        "--no-relative",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+        base,
+        "--",
+    ];
     let mut parser = AddedParser::new(visit);
     let mut index = Index::default();
     let mut at = 0u64;

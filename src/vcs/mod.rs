@@ -8,7 +8,7 @@ mod command;
 mod program;
 mod shadow;
 pub use added::{AddedFile, AddedLines, parse_added_lines};
-use added::{AddedParser, Hunk, unquote};
+use added::{AddedParser, Hunk};
 pub use change::{Change, ChangeCache, Section, is_under};
 pub use command::git;
 pub(crate) use command::git_with;
@@ -479,7 +479,8 @@ pub async fn changed_files(root: &Path, base: &DiffBase) -> Result<Vec<String>, 
     changed_files_of(&change)
 }
 
-/// [`changed_files`] of a change already read.
+/// [`changed_files`] of a change already read: both paths of every section's header, and its
+/// `---`/`+++` lines (quoted names decoded).
 pub fn changed_files_of(change: &Change) -> Result<Vec<String>, String> {
     let mut files: Vec<String> = change.untracked.clone();
     let mut hunk = Hunk::default();
@@ -487,22 +488,14 @@ pub fn changed_files_of(change: &Change) -> Result<Vec<String>, String> {
         if hunk.text(line) {
             return;
         }
-        let path = if let Some(header) = line.strip_prefix("diff --git ") {
-            header.rsplit(" b/").next()
-        } else {
-            [
-                "--- a/",
-                "+++ b/",
-                "rename from ",
-                "rename to ",
-                "copy from ",
-                "copy to ",
-            ]
-            .iter()
-            .find_map(|p| line.strip_prefix(p))
-        };
-        if let Some(p) = path {
-            files.push(unquote(p).to_string());
+        if line.starts_with("diff --git ") {
+            let (a, b) = added::header_paths(line);
+            files.extend([a, b].into_iter().filter(|p| !p.is_empty()));
+        } else if let Some(rest) = line
+            .strip_prefix("--- ")
+            .or_else(|| line.strip_prefix("+++ "))
+        {
+            files.extend(added::side_path(rest));
         }
     })?;
     files.sort();
@@ -656,6 +649,52 @@ new file mode 100644
         .unwrap();
         assert_eq!(got, added_lines_of(dir.path(), &change));
         assert_eq!(changed_files_of(&change).unwrap(), ["a.py", "b.py"]);
+        // Names git quotes or that hold ` b/`, whatever the repository's diff settings (a test
+        // command can write `.git/config`); a moved file's lines count as added.
+        std::fs::create_dir_all(dir.path().join("x b")).unwrap();
+        std::fs::write(dir.path().join("café.py"), "k = 1\n").unwrap();
+        std::fs::write(dir.path().join("x b/y.py"), "y = 1\n").unwrap();
+        std::fs::write(dir.path().join("keys.py"), "KEY = 'AKIAIOSFODNN7EXAMPLE'\n").unwrap();
+        run(&["add", "-A"]);
+        run(&["commit", "-q", "-m", "more"]);
+        std::fs::write(dir.path().join("café.py"), "k = 2\n").unwrap();
+        std::fs::set_permissions(
+            dir.path().join("x b/y.py"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        run(&["mv", "keys.py", "moved_keys.py"]);
+        for (k, v) in [
+            ("diff.noprefix", "true"),
+            ("diff.renames", "copies"),
+            ("diff.relative", "true"),
+        ] {
+            run(&["config", k, v]);
+        }
+        let change = crate::test_support::rt()
+            .block_on(Change::read(dir.path(), "HEAD"))
+            .unwrap();
+        let files = changed_files_of(&change).unwrap();
+        for f in ["café.py", "x b/y.py", "keys.py", "moved_keys.py"] {
+            assert!(files.iter().any(|p| p == f), "{f} not in {files:?}");
+        }
+        let added = added_lines_of(dir.path(), &change);
+        assert_eq!(added["moved_keys.py"].numbers().collect::<Vec<_>>(), [1]);
+        assert_eq!(added["café.py"].numbers().collect::<Vec<_>>(), [1]);
+        let paths: Vec<&str> = change.sections.iter().map(|s| s.path.as_str()).collect();
+        assert!(
+            paths.contains(&"café.py") && paths.contains(&"x b/y.py"),
+            "{paths:?}"
+        );
+        for k in ["diff.noprefix", "diff.renames", "diff.relative"] {
+            run(&["config", "--unset", k]);
+        }
+        run(&["reset", "-q", "--hard", "HEAD~1"]);
+        std::fs::write(dir.path().join("a.py"), "one\nTWO\nthree\n").unwrap();
+        std::fs::write(dir.path().join("b.py"), "new\n").unwrap();
+        for f in ["café.py", "x b/y.py", "keys.py", "moved_keys.py"] {
+            let _ = std::fs::remove_file(dir.path().join(f));
+        }
         assert_eq!(texts, ["a.py:2:TWO", "a.py:3:three", "b.py:1:new"]);
         assert_eq!(got["a.py"].numbers().collect::<Vec<_>>(), [2, 3]);
         assert_eq!(got["b.py"].numbers().collect::<Vec<_>>(), [1]);

@@ -67,7 +67,9 @@ struct Carried {
     gate: Gate,
     runs: Vec<CommandRun>,
     tests: Option<SuiteTests>,
-    started: std::time::SystemTime,
+    /// Its coverage gate, read right after it ran (before any other suite could rewrite the
+    /// reports).
+    coverage: Option<Gate>,
 }
 
 /// What one suite produced.
@@ -400,21 +402,23 @@ impl Verifier {
             }
             return self.read_suite(suite, added, added_unknown);
         }
-        let (main, runs, tests, started) = match carried {
+        let (main, runs, tests, coverage) = match carried {
             // Run whole a moment ago by failing first, on this same tree.
-            Some(c) => (c.gate, c.runs, c.tests, c.started),
-            None => self.run_commands(suite, &suite.commands).await,
+            Some(c) => (c.gate, c.runs, c.tests, c.coverage),
+            None => {
+                let (main, runs, tests, started) = self.run_commands(suite, &suite.commands).await;
+                let coverage = coverage_gate(&self.root, suite, added, Some(started));
+                (main, runs, tests, coverage)
+            }
         };
         let mut gates = vec![main];
-        gates.extend(
-            coverage_gate(&self.root, suite, added, Some(started)).map(|mut g| {
-                if let (None, Some(why)) = (added, added_unknown) {
-                    g.summary
-                        .push_str(&format!("; coverage of the added lines unknown: {why}"));
-                }
-                g
-            }),
-        );
+        gates.extend(coverage.map(|mut g| {
+            if let (None, Some(why)) = (added, added_unknown) {
+                g.summary
+                    .push_str(&format!("; coverage of the added lines unknown: {why}"));
+            }
+            g
+        }));
         SuiteResult { gates, runs, tests }
     }
 
@@ -496,12 +500,18 @@ impl Verifier {
             if sel.narrowed {
                 narrowed_runs.extend(runs.iter().cloned());
             } else {
+                // Its coverage now, before another suite runs (the change was read above).
+                let added = match sel.suite.coverage.is_empty() {
+                    true => None,
+                    false => self.read_change().await.ok(),
+                };
+                let added = added.map(|c| crate::vcs::added_lines_of(&self.root, &c));
                 whole.push(Carried {
                     kind: sel.suite.kind,
                     gate: gate.clone(),
                     runs: runs.clone(),
                     tests: tests.clone(),
-                    started,
+                    coverage: coverage_gate(&self.root, sel.suite, added.as_ref(), Some(started)),
                 });
             }
             report.gates.push(gate);
