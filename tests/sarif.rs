@@ -315,21 +315,8 @@ fn sarif_of(history: &[qa_loop::engine::IterationRecord], earlier: usize) -> Val
         best_iteration: history.last().unwrap().iteration,
     };
     let r = RunReport {
-        outcome: &outcome,
-        history,
-        strategy: &strategy,
-        recurring: Vec::new(),
-        usage: Default::default(),
-        cost_usd: 0.0,
-        model_calls: 0,
-        errors: &[],
-        fixes: &[],
-        omitted_files: &[],
         replayed: true,
-        finished: true,
-        analysis: None,
-        mcp: Vec::new(),
-        sandbox: None,
+        ..RunReport::new(&outcome, history, &strategy)
     };
     let frame = sarif::Frame {
         earlier,

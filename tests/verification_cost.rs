@@ -16,12 +16,9 @@ fn project(d: &Path, fixer: Vec<Value>) {
             "commands": ["echo run >> runs.log; grep -q fixed flag.txt"]}});
     std::fs::write(d.join("qa-loop.json"), config.to_string()).unwrap();
     std::fs::write(d.join(".gitignore"), ".qa-loop/\nsession.json\nruns.log\n").unwrap();
-    git(d, &["init", "-q"]);
-    git(d, &["add", "-A"]);
-    git(d, &["commit", "-q", "-m", "init"]);
-    let verdict = json!({"role": "reviewer", "tool_calls": [{"id": "v", "name": "submit_verdict", "arguments": {
-        "status": "rejected", "score": 30, "confidence": 0.9, "summary": "s", "criteria": [], "issues": []}}]});
-    let finish = json!({"role": "fixer", "tool_calls": [{"id": "f", "name": "finish", "arguments": {"summary": "done"}}]});
+    commit_all(d);
+    let verdict = verdict(false);
+    let finish = finish();
     let mut calls = vec![verdict.clone()];
     calls.extend(fixer);
     calls.push(finish);
@@ -64,9 +61,7 @@ fn a_fix_that_changed_nothing_reuses_the_results_of_the_same_tree() {
     // A fix that changes the tree (not yet right) runs the suite again.
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let write = json!({"role": "fixer", "tool_calls": [{"id": "w", "name": "write_file",
-        "arguments": {"path": "flag.txt", "content": "still broken\n"}}]});
-    project(d, vec![write]);
+    project(d, vec![write("flag.txt", "still broken\n")]);
     let o = replay_run(d, &[]);
     assert_eq!(
         o.status.code(),
@@ -104,9 +99,7 @@ fn pytest_project(d: &Path, calls: Vec<Value>) {
         ".qa-loop/\nsession.json\nruns.log\nreports/\n__pycache__/\n",
     )
     .unwrap();
-    git(d, &["init", "-q"]);
-    git(d, &["add", "-A"]);
-    git(d, &["commit", "-q", "-m", "init"]);
+    commit_all(d);
     std::fs::write(
         d.join("session.json"),
         json!({ "calls": calls }).to_string(),
@@ -114,6 +107,18 @@ fn pytest_project(d: &Path, calls: Vec<Value>) {
     .unwrap();
 }
 
+/// The fixer writing `content` to `path`.
+fn write(path: &str, content: &str) -> Value {
+    json!({"role": "fixer", "tool_calls": [{"id": "w", "name": "write_file",
+        "arguments": {"path": path, "content": content}}]})
+}
+
+/// The fixer ending its turn.
+fn finish() -> Value {
+    json!({"role": "fixer", "tool_calls": [{"id": "f", "name": "finish", "arguments": {"summary": "fixed"}}]})
+}
+
+/// The reviewer's verdict, with no issue of its own.
 fn verdict(approved: bool) -> Value {
     json!({"role": "reviewer", "tool_calls": [{"id": "v", "name": "submit_verdict", "arguments": {
         "status": if approved { "approved" } else { "rejected" }, "score": if approved { 95 } else { 30 },
@@ -125,11 +130,7 @@ fn fix(add: &str, sub: &str) -> [Value; 2] {
     let content = format!(
         "def add(a, b):\n    return {add}\n\n\ndef sub(a, b):\n    return {sub}\n\n\ndef mul(a, b):\n    return a * b\n"
     );
-    [
-        json!({"role": "fixer", "tool_calls": [{"id": "w", "name": "write_file",
-            "arguments": {"path": "calc.py", "content": content}}]}),
-        json!({"role": "fixer", "tool_calls": [{"id": "f", "name": "finish", "arguments": {"summary": "fixed"}}]}),
-    ]
+    [write("calc.py", &content), finish()]
 }
 
 /// The tests each pytest run ran, in order.
@@ -223,9 +224,7 @@ fn a_suite_failing_first_runs_whole_only_once_in_its_pass() {
     // passes, and the full verification of the same pass takes its results, not a second run.
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let write = json!({"role": "fixer", "tool_calls": [{"id": "w", "name": "write_file",
-        "arguments": {"path": "flag.txt", "content": "fixed\n"}}]});
-    project(d, vec![write]);
+    project(d, vec![write("flag.txt", "fixed\n")]);
     let o = replay_run(d, &[]);
     assert_eq!(
         o.status.code(),
@@ -295,20 +294,16 @@ fn an_approve_run_starts_at_most_five_git_processes() {
         ".qa-loop/\nsession.json\nexecve.trace\n",
     )
     .unwrap();
-    git(d, &["init", "-q"]);
-    git(d, &["add", "-A"]);
-    git(d, &["commit", "-q", "-m", "init"]);
+    commit_all(d);
     std::fs::write(
         d.join("calc.py"),
         "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
     )
     .unwrap();
     git(d, &["commit", "-q", "-am", "sub"]);
-    let approve = json!({"role": "reviewer", "tool_calls": [{"id": "v", "name": "submit_verdict", "arguments": {
-        "status": "approved", "score": 90, "confidence": 0.9, "summary": "s", "criteria": [], "issues": []}}]});
     std::fs::write(
         d.join("session.json"),
-        json!({ "calls": [approve] }).to_string(),
+        json!({ "calls": [verdict(true)] }).to_string(),
     )
     .unwrap();
     let mut args: Vec<&str> = REPLAY_RUN.to_vec();
@@ -349,19 +344,12 @@ fn a_suite_carried_from_failing_first_keeps_the_coverage_it_measured() {
             "coverage": ["cov.lcov"], "minimum_coverage": 80}});
     std::fs::write(d.join("qa-loop.json"), config.to_string()).unwrap();
     std::fs::write(d.join(".gitignore"), ".qa-loop/\nsession.json\ncov.lcov\n").unwrap();
-    git(d, &["init", "-q"]);
-    git(d, &["add", "-A"]);
-    git(d, &["commit", "-q", "-m", "init"]);
-    let verdict = |status: &str| {
-        json!({"role": "reviewer", "tool_calls": [{"id": "v", "name": "submit_verdict", "arguments": {
-            "status": status, "score": 90, "confidence": 0.9, "summary": "s", "criteria": [], "issues": []}}]})
-    };
+    commit_all(d);
     let calls = json!({"calls": [
-        verdict("rejected"),
-        {"role": "fixer", "tool_calls": [{"id": "w", "name": "write_file",
-            "arguments": {"path": "flag.txt", "content": "fixed\n"}}]},
-        {"role": "fixer", "tool_calls": [{"id": "f", "name": "finish", "arguments": {"summary": "done"}}]},
-        verdict("approved"),
+        verdict(false),
+        write("flag.txt", "fixed\n"),
+        finish(),
+        verdict(true),
     ]});
     std::fs::write(d.join("session.json"), calls.to_string()).unwrap();
     let o = replay_run(d, &[]);

@@ -44,6 +44,35 @@ pub struct RunReport<'a> {
     pub sandbox: Option<SandboxNote>,
 }
 
+impl<'a> RunReport<'a> {
+    /// The report of `history` under `strategy`, ended with `outcome`: finished, nothing else
+    /// known (no usage, errors, fixes, analysis, MCP servers or sandbox note). Callers set what
+    /// they know with struct update syntax.
+    pub fn new(
+        outcome: &'a Outcome,
+        history: &'a [IterationRecord],
+        strategy: &'a Strategy,
+    ) -> Self {
+        RunReport {
+            outcome,
+            history,
+            strategy,
+            recurring: Vec::new(),
+            usage: Usage::default(),
+            cost_usd: 0.0,
+            model_calls: 0,
+            errors: &[],
+            fixes: &[],
+            omitted_files: &[],
+            replayed: false,
+            finished: true,
+            analysis: None,
+            mcp: Vec::new(),
+            sandbox: None,
+        }
+    }
+}
+
 /// What the report says about the sandbox (SPEC §10).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct SandboxNote {

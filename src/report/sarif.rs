@@ -529,21 +529,8 @@ mod tests {
             best_iteration: history.last().map_or(1, |r| r.iteration),
         };
         let r = RunReport {
-            outcome: &outcome,
-            history,
-            strategy: &strategy,
-            recurring: Vec::new(),
-            usage: Default::default(),
-            cost_usd: 0.0,
-            model_calls: 0,
-            errors: &[],
-            fixes: &[],
-            omitted_files: &[],
             replayed: true,
-            finished: true,
-            analysis: None,
-            mcp: Vec::new(),
-            sandbox: None,
+            ..RunReport::new(&outcome, history, &strategy)
         };
         let text = render(&r, &Frame { earlier, anchor });
         serde_json::from_str(&text).unwrap()
@@ -814,23 +801,7 @@ mod tests {
         let strategy = strategy();
         let history = [record(1, big)];
         let outcome = Outcome::MaxIterations { best_iteration: 1 };
-        let r = RunReport {
-            outcome: &outcome,
-            history: &history,
-            strategy: &strategy,
-            recurring: Vec::new(),
-            usage: Default::default(),
-            cost_usd: 0.0,
-            model_calls: 0,
-            errors: &[],
-            fixes: &[],
-            omitted_files: &[],
-            replayed: false,
-            finished: true,
-            analysis: None,
-            mcp: Vec::new(),
-            sandbox: None,
-        };
+        let r = RunReport::new(&outcome, &history, &strategy);
         let text = render(&r, &Frame::default());
         assert!(text.len() <= MAX_BYTES, "{}", text.len());
         let log: Value = serde_json::from_str(&text).unwrap();

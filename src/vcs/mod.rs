@@ -133,13 +133,6 @@ impl From<&str> for DiffBase {
 /// git's empty tree: the base of a repository without commits (every file is new).
 pub const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
-/// Whether `root` is inside a git work tree.
-pub async fn in_work_tree(root: &Path) -> bool {
-    git(root, &["rev-parse", "--is-inside-work-tree"])
-        .await
-        .is_ok_and(|o| o.trim() == "true")
-}
-
 /// Whether the commit `ancestor` is in the history of `HEAD` (false when this checkout does not
 /// have it).
 pub async fn is_ancestor_of_head(root: &Path, ancestor: &str) -> bool {

@@ -118,47 +118,17 @@ pub fn still_fails(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::SuiteKind;
     use crate::model::{CaseStatus, CommandOutcome, Gate, IssueType, TestCounts};
 
     fn suite(commands: &[&str]) -> Suite {
         Suite {
-            kind: SuiteKind::Unit,
-            required: true,
-            required_by: crate::config::strategy::RequiredBy::Config,
             commands: commands.iter().map(|c| c.to_string()).collect(),
-            junit: vec![],
-            coverage: vec![],
-            minimum_coverage: None,
-            flows: vec![],
-            timeout: std::time::Duration::from_secs(5),
-            sources: vec![],
-            paths: vec![],
-            paths_ignore: vec![],
-            always: false,
-            allow_no_tests: false,
-            working_directory: None,
+            ..crate::verify::fixtures::suite()
         }
     }
 
     fn strategy(suites: Vec<Suite>) -> Strategy {
-        Strategy {
-            risk_level: crate::config::RiskLevel::Medium,
-            suites,
-            parallel: false,
-            flaky: crate::config::file::FlakyPolicy::Report,
-            flaky_reruns: 1,
-            conversations: None,
-            browser: None,
-            no_test_project: false,
-            human_signoff_required: false,
-            criteria: vec![],
-            pattern_checks: None,
-            discovered: vec![],
-            checks: vec![],
-            reviewer_checks: vec![],
-            check_timeout: std::time::Duration::from_secs(5),
-        }
+        crate::verify::fixtures::strategy(false, suites)
     }
 
     fn case(name: &str, status: CaseStatus) -> TestCase {

@@ -7,6 +7,8 @@
 pub mod capture;
 pub mod coverage;
 pub mod first;
+#[cfg(test)]
+mod fixtures;
 pub mod integrity;
 pub mod junit;
 pub mod no_tests;
@@ -1604,7 +1606,7 @@ fn merged_summary(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::strategy::{RequiredBy, SuiteKind};
+    use crate::config::strategy::SuiteKind;
 
     fn tests_of(cases: &[(&str, crate::model::CaseStatus)]) -> SuiteTests {
         let cases: Vec<crate::model::TestCase> = cases
@@ -1681,43 +1683,13 @@ mod tests {
 
     fn suite(coverage: &[&str], min: Option<f64>) -> Suite {
         Suite {
-            kind: SuiteKind::Unit,
-            required: true,
-            required_by: RequiredBy::Config,
-            commands: vec!["true".into()],
-            junit: vec![],
             coverage: coverage.iter().map(|s| s.to_string()).collect(),
             minimum_coverage: min,
-            flows: vec![],
-            timeout: std::time::Duration::from_secs(5),
-            sources: vec![],
-            paths: vec![],
-            paths_ignore: vec![],
-            always: false,
-            allow_no_tests: false,
-            working_directory: None,
+            ..fixtures::suite()
         }
     }
 
-    fn strategy(parallel: bool, suites: Vec<Suite>) -> Strategy {
-        Strategy {
-            risk_level: crate::config::RiskLevel::Medium,
-            suites,
-            parallel,
-            flaky: FlakyPolicy::Report,
-            flaky_reruns: 1,
-            conversations: None,
-            browser: None,
-            no_test_project: false,
-            human_signoff_required: false,
-            criteria: vec![],
-            pattern_checks: None,
-            discovered: vec![],
-            checks: vec![],
-            reviewer_checks: vec![],
-            check_timeout: std::time::Duration::from_secs(5),
-        }
-    }
+    use fixtures::strategy;
 
     fn timed(kind: SuiteKind, name: &str) -> Suite {
         // Records its start and end (ns since the epoch), sleeping 1 s in between.

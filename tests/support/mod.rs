@@ -169,3 +169,10 @@ pub fn have_tool(what: &str, program: &str, args: &[&str]) -> bool {
 pub fn have_pytest() -> bool {
     have_tool("pytest", "python3", &["-m", "pytest", "--version"])
 }
+
+/// `git init` in `dir` and one commit of everything there.
+pub fn commit_all(dir: &Path) {
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "init"]);
+}

@@ -24,21 +24,10 @@ impl Sink for Analysis<'_> {
                 RunEvent::Finished { engine, outcome } if analyst::wanted(outcome) => {
                     let recurring = engine.recurring();
                     let report = crate::report::RunReport {
-                        outcome,
-                        history: engine.history(),
-                        strategy: self.strategy,
                         recurring: recurring.clone(),
-                        usage: Default::default(),
-                        cost_usd: 0.0,
-                        model_calls: 0,
                         errors: engine.errors(),
                         fixes: &self.fixes,
-                        omitted_files: &[],
-                        replayed: false,
-                        finished: true,
-                        analysis: None,
-                        mcp: Vec::new(),
-                        sandbox: None,
+                        ..crate::report::RunReport::new(outcome, engine.history(), self.strategy)
                     };
                     let task = analyst::task(&Record {
                         headline: report.headline(),
