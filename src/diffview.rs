@@ -330,7 +330,7 @@ pub async fn load(
         .filter(|p| !p.is_empty())
         .map(|p| format!(":(exclude,literal){p}"))
         .collect();
-    let mut args = vec!["diff", "--no-color", "--no-ext-diff"];
+    let mut args = vec!["diff", "--no-color", "--no-ext-diff", "--no-textconv"];
     args.extend_from_slice(revs);
     args.push("--");
     let mut first = args.clone();

@@ -46,7 +46,8 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// The server entry the docs give: headless, isolated, the system Chromium.
+/// The server entry the docs give: headless, isolated, the system Chromium; no `--output-dir` in
+/// the out dir, which the sandbox keeps read-only (qa-loop saves the screenshots there itself).
 fn playwright(bin: &Path, extra: &[&str]) -> Value {
     let mut args = vec![
         "--headless",
@@ -54,8 +55,6 @@ fn playwright(bin: &Path, extra: &[&str]) -> Value {
         "--no-sandbox",
         "--executable-path",
         CHROMIUM,
-        "--output-dir",
-        ".qa-loop/playwright",
     ];
     args.extend_from_slice(extra);
     json!({ "command": bin, "args": args, "call_timeout": "60s" })
@@ -252,8 +251,8 @@ fn an_app_with_a_remote_debugging_port_is_attached_over_cdp() {
             .unwrap(),
     );
     let base = format!("http://127.0.0.1:{port}");
-    let server = json!({"command": bin, "args": ["--cdp-endpoint", format!("http://127.0.0.1:{cdp}"),
-        "--output-dir", ".qa-loop/playwright"], "call_timeout": "60s", "startup_timeout": "60s"});
+    let server = json!({"command": bin, "args": ["--cdp-endpoint", format!("http://127.0.0.1:{cdp}")],
+        "call_timeout": "60s", "startup_timeout": "60s"});
     let config = json!({
         "risk_level": "trivial",
         "browser_verification": {

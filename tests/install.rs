@@ -99,6 +99,7 @@ fn release(root: &Path, checksum: Option<&str>) -> PathBuf {
 
 fn install(base: &str, cache: &Path, extra_path: Option<&Path>) -> (Output, String) {
     let output_file = cache.join("gh-output");
+    let _ = std::fs::remove_file(&output_file);
     let mut path = std::env::var("PATH").unwrap();
     if let Some(p) = extra_path {
         path = format!("{}:{path}", p.display());
@@ -107,7 +108,12 @@ fn install(base: &str, cache: &Path, extra_path: Option<&Path>) -> (Output, Stri
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/install.sh"))
         .env("QA_LOOP_ACTION_PATH", env!("CARGO_MANIFEST_DIR"))
         .env("QA_LOOP_DOWNLOAD_BASE", base)
-        .env("RUNNER_TOOL_CACHE", cache)
+        .env("RUNNER_TOOL_CACHE", cache.join("tool-cache"))
+        .env("RUNNER_TEMP", {
+            let temp = cache.join("runner-temp");
+            std::fs::create_dir_all(&temp).unwrap();
+            temp
+        })
         .env("GITHUB_OUTPUT", &output_file)
         .env("PATH", path)
         .output()
@@ -134,12 +140,92 @@ fn the_right_checksum_installs_a_binary_that_runs_and_is_cached() {
     let bin = out.strip_prefix("bin=").unwrap().trim();
     let v = Command::new(bin).arg("--version").output().unwrap();
     assert!(String::from_utf8_lossy(&v.stdout).contains(env!("CARGO_PKG_VERSION")));
-    // Cached: a second install needs no server.
-    drop(server);
-    let (o, out2) = install("http://127.0.0.1:9", cache.path(), None);
+    // The archive is cached: a second install downloads only the checksum (the archive is gone
+    // from the server) and unpacks the cached archive once it matches.
+    let dir = root.path().join(format!("v{}", env!("CARGO_PKG_VERSION")));
+    std::fs::remove_file(dir.join(format!("qa-loop-{}.tar.gz", target()))).unwrap();
+    let (o, out2) = install(&server.url, cache.path(), None);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("from the tool cache"), "{}", text(&o));
-    assert!(out2.contains(bin));
+    assert!(
+        text(&o).contains("from the tool cache matches"),
+        "{}",
+        text(&o)
+    );
+    let bin2 = out2.strip_prefix("bin=").unwrap().trim();
+    assert_eq!(
+        sha256(Path::new(bin2)),
+        sha256(Path::new(env!("CARGO_BIN_EXE_qa-loop")))
+    );
+    // Without the checksum nothing is installed, cache or not.
+    drop(server);
+    let (o, out3) = install("http://127.0.0.1:9", cache.path(), None);
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("refusing to install an unverified binary"),
+        "{}",
+        text(&o)
+    );
+    assert!(out3.is_empty());
+}
+
+fn sha256(path: &Path) -> String {
+    let o = Command::new("sha256sum").arg(path).output().unwrap();
+    String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Issue 47, point 3: what an earlier step (or an earlier job on a self-hosted runner) plants in
+/// the tool cache — an executable in the binary's old slot, a tampered archive in the archive's —
+/// is never published: the released binary, verified against the release's checksum, is.
+#[test]
+fn a_binary_planted_in_the_tool_cache_is_never_published() {
+    let root = tempfile::tempdir().unwrap();
+    release(root.path(), Some("right"));
+    let server = serve(root.path());
+    let cache = tempfile::tempdir().unwrap();
+    let slot = cache.path().join(format!(
+        "tool-cache/qa-loop/{}/{}",
+        env!("CARGO_PKG_VERSION"),
+        target()
+    ));
+    std::fs::create_dir_all(slot.join("stage")).unwrap();
+    let planted = "#!/bin/sh\necho qa-loop 0.0.0-planted\n";
+    for path in [slot.join("qa-loop"), slot.join("stage/qa-loop")] {
+        std::fs::write(&path, planted).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    }
+    let archive = slot.join(format!("qa-loop-{}.tar.gz", target()));
+    let ok = Command::new("tar")
+        .arg("-czf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(slot.join("stage"))
+        .arg("qa-loop")
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let (o, out) = install(&server.url, cache.path(), None);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("does not match the release's checksum"),
+        "{}",
+        text(&o)
+    );
+    let bin = out.strip_prefix("bin=").unwrap().trim();
+    assert!(
+        !Path::new(bin).starts_with(cache.path().join("tool-cache")),
+        "{bin}"
+    );
+    assert_eq!(
+        sha256(Path::new(bin)),
+        sha256(Path::new(env!("CARGO_BIN_EXE_qa-loop")))
+    );
+    let v = Command::new(bin).arg("--version").output().unwrap();
+    assert!(!String::from_utf8_lossy(&v.stdout).contains("planted"));
 }
 
 #[test]
@@ -167,7 +253,7 @@ fn a_wrong_or_missing_checksum_refuses_to_install() {
         assert!(t.contains("refusing"), "{t}");
         assert!(out.is_empty(), "no binary published");
         let cached = cache.path().join(format!(
-            "qa-loop/{}/{}/qa-loop",
+            "tool-cache/qa-loop/{}/{}/qa-loop",
             env!("CARGO_PKG_VERSION"),
             target()
         ));

@@ -77,6 +77,8 @@ pub fn main() -> ExitCode {
         }
     };
     let exit = runtime.block_on(dispatch(cli));
+    drop(runtime);
+    crate::vcs::remove_private_dir();
     exit.into()
 }
 

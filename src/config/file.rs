@@ -1129,6 +1129,11 @@ pub struct McpServerConfig {
     /// How long one tool call may take (default 120s).
     #[serde(default)]
     pub call_timeout: Option<DurationSetting>,
+    /// `false` starts a stdio server outside the sandbox, as the job's user with qa-loop's
+    /// reach: honoured only from a config file outside the checkout (an action input, a path
+    /// the operator gave), never from one the change could have written. Default: sandboxed.
+    #[serde(default)]
+    pub sandbox: Option<bool>,
 }
 
 /// An agent that can get MCP tools.

@@ -276,6 +276,25 @@ fn registry(file: &ConfigFile, shown: &str) -> crate::llm::registry::Registry {
 
 /// `--sandbox` over `sandbox:`; a config file inside the checkout cannot switch the sandbox off
 /// (the change could), only make it stricter.
+/// The MCP servers; `sandbox: false` is dropped (with a warning) from a file inside the
+/// checkout: the change could have written it to run its own code outside the sandbox.
+fn mcp_servers(
+    file: &ConfigFile,
+    shown: &str,
+    inside_checkout: bool,
+) -> std::collections::BTreeMap<String, super::file::McpServerConfig> {
+    let mut servers = file.mcp_servers.clone().unwrap_or_default();
+    for (name, server) in &mut servers {
+        if inside_checkout && server.sandbox == Some(false) {
+            tracing::warn!(
+                "{shown}: `mcp_servers.{name}.sandbox: false` is ignored in a config file inside the checkout (the change could have written it): the server runs in the sandbox; pass --config with a file outside the checkout to run it unsandboxed"
+            );
+            server.sandbox = None;
+        }
+    }
+    servers
+}
+
 fn sandbox_mode(
     flags: &FlagLayer,
     file: &ConfigFile,
@@ -767,7 +786,7 @@ impl Children {
                 .clone()
                 .or_else(|| file.fixer_command.clone())
                 .filter(|c| !c.trim().is_empty()),
-            mcp_servers: file.mcp_servers.clone().unwrap_or_default(),
+            mcp_servers: mcp_servers(file, shown, inside_checkout),
             env_passthrough: file.env_passthrough.clone().unwrap_or_default(),
             // The variables notifications read their secrets from, and those substituted
             // into an MCP server's `env` or `headers`, are secrets too.

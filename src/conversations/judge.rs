@@ -386,7 +386,10 @@ mod tests {
                 &[("app".to_string(), server(agents))].into(),
                 dir.path(),
                 dir.path().join("mcp"),
-                &path,
+                crate::mcp::Launch {
+                    sandbox: &crate::sandbox::Sandbox::default(),
+                    env: &path,
+                },
                 |_| None,
             )
             .await;

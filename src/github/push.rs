@@ -104,7 +104,14 @@ impl Pusher {
         // A fix must never publish a secret (a fixer told to `env > notes.txt`).
         let staged = git(
             root,
-            &["diff", "--cached", "--no-color", "--no-ext-diff", "--text"],
+            &[
+                "diff",
+                "--cached",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--text",
+            ],
         )
         .await?;
         let added: String = staged
@@ -176,6 +183,7 @@ impl Pusher {
                 "diff",
                 "--no-color",
                 "--no-ext-diff",
+                "--no-textconv",
                 "-U0",
                 &self.base,
                 &upto,
@@ -380,11 +388,11 @@ async fn identity(root: &Path) -> Vec<String> {
 /// The repository's git configuration file and hooks, as one comparable text.
 async fn git_setup(root: &Path) -> String {
     let mut out = String::new();
+    let Some((_, _, common)) = crate::vcs::git_dirs(root) else {
+        return out;
+    };
     for what in ["config", "hooks"] {
-        let Ok(path) = git(root, &["rev-parse", "--git-path", what]).await else {
-            continue;
-        };
-        let path = root.join(path.trim());
+        let path = common.join(what);
         if let Ok(text) = std::fs::read(&path) {
             out.push_str(&format!("{what}\n{}\n", String::from_utf8_lossy(&text)));
         } else if let Ok(entries) = std::fs::read_dir(&path) {

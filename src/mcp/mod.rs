@@ -151,6 +151,13 @@ pub fn tool_name(server: &str, tool: &str) -> String {
     clean.chars().take(64).collect()
 }
 
+/// How stdio servers are started: the sandbox of the run and the scrubbed environment every
+/// command from the change gets.
+pub struct Launch<'a> {
+    pub sandbox: &'a crate::sandbox::Sandbox,
+    pub env: &'a [(String, String)],
+}
+
 /// `${NAME}` in a configured value, taken from qa-loop's environment (empty when unset).
 fn expand(value: &str, env: &impl Fn(&str) -> Option<String>) -> String {
     let mut out = String::new();
@@ -185,11 +192,13 @@ impl Hub {
 
     /// Starts every configured server; a server that fails is recorded as failed.
     /// `child_env` is the scrubbed environment test commands get; `env` reads qa-loop's own.
+    /// A stdio server runs in `sandbox` like every command from the change (SPEC §10), unless
+    /// its entry says `sandbox: false` (kept only from a config outside the checkout).
     pub async fn start(
         configs: &BTreeMap<String, McpServerConfig>,
         root: &Path,
         artifacts: PathBuf,
-        child_env: &[(String, String)],
+        launch: Launch<'_>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Hub {
         // One after another: a handful of servers, each bounded by its startup timeout.
@@ -205,7 +214,7 @@ impl Hub {
                 .iter()
                 .map(|(k, v)| (k.clone(), expand(v, &env)))
                 .collect();
-            servers.push(start_one(name, cfg, root, child_env, env_vars, headers).await);
+            servers.push(start_one(name, cfg, root, &launch, env_vars, headers).await);
         }
         Hub {
             servers,
@@ -537,7 +546,7 @@ async fn start_one(
     name: &str,
     cfg: &McpServerConfig,
     root: &Path,
-    child_env: &[(String, String)],
+    launch: &Launch<'_>,
     env_vars: Vec<(String, String)>,
     headers: Vec<(String, String)>,
 ) -> Server {
@@ -560,7 +569,7 @@ async fn start_one(
     let timeout = cfg.startup_timeout.map_or(STARTUP_TIMEOUT, |d| d.0);
     let started = tokio::time::timeout(
         timeout,
-        connect(&mut server, cfg, root, child_env, env_vars, headers),
+        connect(&mut server, cfg, root, launch, env_vars, headers),
     )
     .await;
     let client = match started {
@@ -631,7 +640,7 @@ async fn connect(
     server: &mut Server,
     cfg: &McpServerConfig,
     root: &Path,
-    child_env: &[(String, String)],
+    launch: &Launch<'_>,
     env_vars: Vec<(String, String)>,
     headers: Vec<(String, String)>,
 ) -> Result<RunningService<RoleClient, ()>, String> {
@@ -658,18 +667,46 @@ async fn connect(
         return ().serve(transport).await.map_err(|e| format!("cannot connect to {url}: {e}"));
     }
     let program = cfg.command.as_deref().unwrap_or_default();
-    let mut cmd = tokio::process::Command::new(program);
-    cmd.args(&cfg.args)
-        .current_dir(root)
-        .env_clear()
-        .envs(child_env.iter().map(|(k, v)| (k, v)))
-        .envs(env_vars)
-        .process_group(0);
-    let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
+    let env: Vec<(String, String)> = launch.env.iter().cloned().chain(env_vars).collect();
+    let argv: Vec<&str> = std::iter::once(program)
+        .chain(cfg.args.iter().map(String::as_str))
+        .collect();
+    let unsandboxed;
+    let sandbox = match cfg.sandbox {
+        Some(false) => {
+            unsandboxed = crate::sandbox::Sandbox::unconfined("`sandbox: false` in its entry");
+            tracing::warn!(
+                "MCP server `{}` runs outside the sandbox (`sandbox: false`)",
+                server.name
+            );
+            &unsandboxed
+        }
+        _ => launch.sandbox,
+    };
+    let (mut cmd, frame) = sandbox.serving(&argv, root, &env);
+    cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start `{program}`: {e}"))?;
-    server.group = transport.id().map(|id| Pid::from_raw(id as i32));
+    server.group = child.id().map(|id| Pid::from_raw(id as i32));
+    let mut stdin = child.stdin.take().ok_or("no standard input")?;
+    let stdout = child.stdout.take().ok_or("no standard output")?;
+    let stderr = child.stderr.take();
+    // Reaped as soon as it exits (a stop waits for its group to be gone); killed when the
+    // runtime ends.
+    tokio::spawn(async move {
+        let _ = child.wait().await;
+    });
+    if let Some(frame) = frame {
+        use tokio::io::AsyncWriteExt;
+        stdin
+            .write_all(&frame)
+            .await
+            .map_err(|e| format!("cannot start `{program}` in the sandbox: {e}"))?;
+    }
     if let Some(mut err) = stderr {
         let buf = server.stderr.clone();
         server.stderr_reader = Some(tokio::spawn(async move {
@@ -688,7 +725,7 @@ async fn connect(
             }
         }));
     }
-    ().serve(transport)
+    ().serve((stdout, stdin))
         .await
         .map_err(|e| format!("`{program}` did not complete the MCP handshake: {e}"))
 }

@@ -31,7 +31,12 @@ async fn hub(configs: &[(&str, McpServerConfig)], root: &Path) -> Hub {
         "PATH".to_string(),
         std::env::var("PATH").unwrap_or_default(),
     )];
-    Hub::start(&map, root, root.join(".qa-loop/mcp"), &child_env, |k| {
+    let sandbox = crate::sandbox::Sandbox::default();
+    let launch = Launch {
+        sandbox: &sandbox,
+        env: &child_env,
+    };
+    Hub::start(&map, root, root.join(".qa-loop/mcp"), launch, |k| {
         (k == "QA_TEST_GREETING").then(|| "hello".to_string())
     })
     .await

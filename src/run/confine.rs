@@ -61,6 +61,10 @@ pub fn own_paths_are_real(settings: &Settings) -> Result<(), RunError> {
 fn plan(settings: &Settings) -> Plan {
     let root = &settings.paths.root;
     let mut masks: Vec<PathBuf> = DAEMON_SOCKETS.iter().map(PathBuf::from).collect();
+    // qa-loop's private directory: the configuration its git calls read.
+    if let Ok(private) = crate::vcs::private_dir() {
+        masks.push(private.to_path_buf());
+    }
     if let Some(temp) = env_vars::var(env_vars::RUNNER_TEMP).filter(|t| !t.is_empty()) {
         masks.push(temp.into());
     }

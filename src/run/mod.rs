@@ -172,7 +172,10 @@ async fn start_mcp(settings: &Settings, launcher: &Launcher) -> std::sync::Arc<c
             &settings.children.mcp_servers,
             &settings.paths.root,
             settings.paths.out_dir.join("mcp"),
-            launcher.env(),
+            crate::mcp::Launch {
+                sandbox: launcher.sandbox(),
+                env: launcher.env(),
+            },
             crate::env_vars::var,
         )
         .await

@@ -14,7 +14,6 @@
 //!    command started outlives it.
 
 use std::ffi::CString;
-use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -54,22 +53,75 @@ fn cstr(s: impl AsRef<std::ffi::OsStr>) -> Result<CString, String> {
     CString::new(s.as_ref().as_bytes()).map_err(|_| "a NUL byte in a path or argument".to_string())
 }
 
+/// The largest spec the helper reads.
+const MAX_SPEC: usize = 16 << 20;
+
+/// The spec, framed as `<length>\n<JSON>` on standard input, read byte-exact and unbuffered:
+/// what follows the frame is the command's own input (an MCP server's transport), left unread.
+fn read_spec() -> Result<Spec, String> {
+    let read = |buf: &mut [u8]| -> Result<usize, String> {
+        loop {
+            // SAFETY: reading into a live buffer of its own length.
+            let n = unsafe { libc::read(0, buf.as_mut_ptr().cast(), buf.len()) };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                return Err(os_error("cannot read the command"));
+            }
+        }
+    };
+    let mut digits = Vec::new();
+    let mut byte = [0u8; 1];
+    loop {
+        if read(&mut byte)? == 0 || digits.len() > 12 {
+            return Err("cannot read the command: no frame".into());
+        }
+        match byte[0] {
+            b'\n' => break,
+            d @ b'0'..=b'9' => digits.push(d),
+            _ => return Err("cannot read the command: a bad frame".into()),
+        }
+    }
+    let len: usize = String::from_utf8_lossy(&digits)
+        .parse()
+        .map_err(|_| "cannot read the command: a bad frame".to_string())?;
+    if len > MAX_SPEC {
+        return Err("cannot read the command: too large".into());
+    }
+    let mut input = vec![0u8; len];
+    let mut got = 0;
+    while got < len {
+        let n = read(&mut input[got..])?;
+        if n == 0 {
+            return Err("cannot read the command: cut short".into());
+        }
+        got += n;
+    }
+    serde_json::from_slice(&input).map_err(|e| format!("cannot read the command: {e}"))
+}
+
+/// The frame [`read_spec`] reads.
+pub fn frame(spec: &Spec) -> Vec<u8> {
+    let json = serde_json::to_vec(spec).unwrap_or_default();
+    let mut out = format!("{}\n", json.len()).into_bytes();
+    out.extend_from_slice(&json);
+    out
+}
+
 fn helper() -> Result<i32, String> {
-    let mut input = Vec::new();
-    std::io::stdin()
-        .read_to_end(&mut input)
-        .map_err(|e| format!("cannot read the command: {e}"))?;
-    let spec: Spec =
-        serde_json::from_slice(&input).map_err(|e| format!("cannot read the command: {e}"))?;
-    // The command's standard input is empty, as outside the sandbox.
-    let null = cstr("/dev/null")?;
-    // SAFETY: plain syscalls on owned values; this process has one thread.
-    unsafe {
-        let fd = libc::open(null.as_ptr(), libc::O_RDONLY);
-        check(fd, "cannot open /dev/null")?;
-        check(libc::dup2(fd, 0), "cannot redirect standard input")?;
-        if fd != 0 {
-            libc::close(fd);
+    let spec = read_spec()?;
+    if !spec.stdin {
+        // The command's standard input is empty, as outside the sandbox.
+        let null = cstr("/dev/null")?;
+        // SAFETY: plain syscalls on owned values; this process has one thread.
+        unsafe {
+            let fd = libc::open(null.as_ptr(), libc::O_RDONLY);
+            check(fd, "cannot open /dev/null")?;
+            check(libc::dup2(fd, 0), "cannot redirect standard input")?;
+            if fd != 0 {
+                libc::close(fd);
+            }
         }
     }
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };

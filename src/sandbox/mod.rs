@@ -161,23 +161,49 @@ impl Sandbox {
     }
 
     /// The command that runs `argv` in `cwd` with exactly `env`, and the bytes to write to its
-    /// standard input (confined: the helper's [`Spec`]; unconfined: none, and stdin is empty).
+    /// standard input (confined: the helper's [`Spec`], framed; unconfined: none, and stdin is
+    /// empty).
     pub fn command(
         &self,
         argv: &[&str],
         cwd: &Path,
         env: &[(String, String)],
     ) -> (tokio::process::Command, Option<Vec<u8>>) {
+        self.make(argv, cwd, env, false)
+    }
+
+    /// [`Sandbox::command`] for a server that talks over its standard input and output (an MCP
+    /// stdio server): stdin is piped; the bytes returned (confined) go first, then the
+    /// server's input.
+    pub fn serving(
+        &self,
+        argv: &[&str],
+        cwd: &Path,
+        env: &[(String, String)],
+    ) -> (tokio::process::Command, Option<Vec<u8>>) {
+        let (mut cmd, frame) = self.make(argv, cwd, env, true);
+        cmd.stdin(std::process::Stdio::piped());
+        (cmd, frame)
+    }
+
+    fn make(
+        &self,
+        argv: &[&str],
+        cwd: &Path,
+        env: &[(String, String)],
+        stdin: bool,
+    ) -> (tokio::process::Command, Option<Vec<u8>>) {
         match &*self.state {
             State::Confined(c) => {
-                let spec = c.spec(argv, cwd, env);
+                let mut spec = c.spec(argv, cwd, env);
+                spec.stdin = stdin;
                 let mut cmd = tokio::process::Command::new(&c.launch[0]);
                 cmd.args(&c.launch[1..])
                     .arg(helper::ARG)
                     .env_clear()
                     .current_dir("/")
                     .stdin(std::process::Stdio::piped());
-                (cmd, Some(serde_json::to_vec(&spec).unwrap_or_default()))
+                (cmd, Some(helper::frame(&spec)))
             }
             State::Unconfined(_) => {
                 let mut cmd = tokio::process::Command::new(argv[0]);
@@ -262,6 +288,7 @@ impl Confined {
             masks: self.plan.masks.clone(),
             read_only: self.plan.read_only.clone(),
             network: self.plan.network,
+            stdin: false,
         }
     }
 
@@ -269,7 +296,7 @@ impl Confined {
     fn probe(&self) -> Result<(), String> {
         use std::io::Write;
         let spec = self.spec(&["/bin/sh", "-c", ":"], Path::new("/"), &[]);
-        let bytes = serde_json::to_vec(&spec).map_err(|e| e.to_string())?;
+        let bytes = helper::frame(&spec);
         let mut child = std::process::Command::new(&self.launch[0])
             .args(&self.launch[1..])
             .arg(helper::ARG)
@@ -439,7 +466,13 @@ mod tests {
         assert_eq!(args, [helper::ARG]);
         // Nothing of the command in argv or the helper's environment.
         assert_eq!(cmd.as_std().get_envs().count(), 0);
-        let spec: Spec = serde_json::from_slice(&input.unwrap()).unwrap();
+        let input = input.unwrap();
+        let (len, json) = input.split_at(input.iter().position(|b| *b == b'\n').unwrap());
+        assert_eq!(
+            std::str::from_utf8(len).unwrap().parse::<usize>().unwrap(),
+            json.len() - 1
+        );
+        let spec: Spec = serde_json::from_slice(&json[1..]).unwrap();
         assert_eq!(spec.argv, ["/bin/sh", "-c", "pytest"]);
         assert_eq!(spec.env, env);
         assert!(!spec.network);

@@ -51,4 +51,8 @@ pub struct Spec {
     pub read_only: Vec<PathBuf>,
     /// Whether the command keeps the network (false: a network namespace with loopback only).
     pub network: bool,
+    /// Whether the command reads what follows the spec on the helper's standard input (an MCP
+    /// server's transport); otherwise its input is empty.
+    #[serde(default)]
+    pub stdin: bool,
 }

@@ -233,6 +233,7 @@ async fn stream_diff(
         "diff",
         "--no-color",
         "--no-ext-diff",
+        "--no-textconv",
         "--no-renames",
         "--no-relative",
         "--src-prefix=a/",

@@ -43,12 +43,35 @@ pub(super) fn succeeded(out: &std::process::Output, args: &[&str]) -> Result<(),
     ))
 }
 
-/// A `git` command isolated from everything a test command (which runs as the same user) can
-/// change outside the repository: the environment without secrets, no global or system
-/// configuration (`~/.gitconfig` could add a `pushInsteadOf`, a proxy, `push.followTags`), no
-/// hooks, no fsmonitor, no terminal prompt; the checkout marked safe (the global
-/// `safe.directory` is not read). `config` adds entries, passed by environment, never argv.
+/// A `git` command isolated from everything the change's code can change outside the
+/// repository — the environment without secrets, no global or system configuration
+/// (`~/.gitconfig` could add a `pushInsteadOf`, a proxy, `push.followTags`), no hooks, no
+/// fsmonitor, no terminal prompt, no attributes file — and from what it could have written
+/// inside: the repository's own configuration and `info/attributes` are never read
+/// ([`super::jail`]). The checkout is marked safe (the global `safe.directory` is not read).
+/// `config` adds entries, passed by environment, never argv.
 pub(super) fn isolated(root: &Path, config: &[(&str, &str)]) -> Command {
+    let mut cmd = unjailed(root, config);
+    match super::jail::jail(root) {
+        Ok(Some(jail)) => {
+            cmd.env("GIT_DIR", &jail.git_dir)
+                .env("GIT_COMMON_DIR", &jail.private)
+                .env("GIT_WORK_TREE", &jail.work_tree);
+        }
+        // No repository: only `git init` can work, and nothing was planted to read.
+        Ok(None) => {}
+        // The private directory cannot be made: git must not fall back to the repository's.
+        Err(e) => {
+            tracing::error!("{e}");
+            cmd.env("GIT_DIR", "/nonexistent/qa-loop-git-dir");
+        }
+    }
+    cmd
+}
+
+/// [`isolated`] without the repository: for git directories qa-loop made itself
+/// ([`super::shadow`]), which set `GIT_DIR` themselves.
+pub(super) fn unjailed(root: &Path, config: &[(&str, &str)]) -> Command {
     // The checkout as given and as the file system resolves it (a symlinked workspace).
     let safe = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
     let real = std::fs::canonicalize(root).unwrap_or_else(|_| safe.clone());
@@ -56,6 +79,8 @@ pub(super) fn isolated(root: &Path, config: &[(&str, &str)]) -> Command {
     let mut entries: Vec<(&str, &str)> = vec![
         ("core.hooksPath", "/dev/null"),
         ("core.fsmonitor", "false"),
+        ("core.attributesFile", "/dev/null"),
+        ("core.pager", "cat"),
         ("safe.directory", &safe),
         ("safe.directory", &real),
     ];
@@ -67,11 +92,12 @@ pub(super) fn isolated(root: &Path, config: &[(&str, &str)]) -> Command {
         .envs(
             crate::env_vars::scrubbed_env()
                 .into_iter()
-                .filter(|(k, _)| !k.starts_with("GIT_CONFIG")),
+                .filter(|(k, _)| !k.starts_with("GIT_")),
         )
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_PAGER", "cat")
         .env("GIT_CONFIG_COUNT", entries.len().to_string());
     for (i, (k, v)) in entries.iter().enumerate() {
         cmd.env(format!("GIT_CONFIG_KEY_{i}"), k)

@@ -5,6 +5,7 @@ use std::path::Path;
 mod added;
 mod change;
 mod command;
+mod jail;
 mod program;
 mod shadow;
 pub use added::{AddedFile, AddedLines, parse_added_lines};
@@ -12,7 +13,8 @@ use added::{AddedParser, Hunk};
 pub use change::{Change, ChangeCache, Section, is_under};
 pub use command::git;
 pub(crate) use command::git_with;
-use command::{isolated, output, succeeded};
+use command::{isolated, output, succeeded, unjailed};
+pub use jail::{git_dirs, private_dir, remove_private_dir};
 pub use program::program;
 pub use shadow::pin_origin;
 
@@ -28,20 +30,19 @@ pub struct Auth {
 /// `git` talking to a remote with `auth`'s token. The token never appears in git's argv or
 /// environment (`/proc/<pid>/cmdline` and `environ` of a process are readable by a daemon a
 /// test left behind): it is written to a pipe that git's credential helper reads, one line per
-/// request. Without a token, the checkout's own credentials are used.
+/// request. Without a token, no credential is sent.
 ///
-/// With a token, git runs in a private git directory over the repository's objects
-/// ([`shadow::Shadow`]): it reads no configuration the change could have written, and the
-/// argument `origin` stands for the remote URL pinned at start (refused unless it is on the
-/// token's host or a local path). What a fetch brings is copied back into the repository.
+/// git runs in a private git directory over the repository's objects ([`shadow::Shadow`]): it
+/// reads no configuration the change could have written (no credential helper, no
+/// `pushInsteadOf`, no `core.sshCommand`), and the argument `origin` stands for the remote URL
+/// pinned at start (with a token, refused unless it is on the token's host or a local path).
+/// What a fetch brings is copied back into the repository.
 pub async fn git_auth(root: &Path, auth: &Auth, args: &[&str]) -> Result<String, String> {
-    let Some(token) = &auth.token else {
-        return git(root, args).await;
-    };
     let shadow = shadow::Shadow::new(root).await?;
-    let url = match args.contains(&"origin") {
-        true => shadow::origin_url(root, &auth.host).await?,
-        false => String::new(),
+    let url = match (args.contains(&"origin"), &auth.token) {
+        (false, _) => String::new(),
+        (true, Some(_)) => shadow::origin_url(root, &auth.host).await?,
+        (true, None) => shadow::pinned(root).await?,
     };
     let args: Vec<&str> = args
         .iter()
@@ -50,7 +51,7 @@ pub async fn git_auth(root: &Path, auth: &Auth, args: &[&str]) -> Result<String,
     let args = &args[..];
     let (reader, mut writer) =
         std::io::pipe().map_err(|e| format!("cannot hand git the credential: {e}"))?;
-    {
+    if let Some(token) = &auth.token {
         use std::io::Write;
         // One line per credential request git may make (a 401 retry asks again).
         let lines = format!("{}\n", token.expose()).repeat(4);
@@ -62,15 +63,11 @@ pub async fn git_auth(root: &Path, auth: &Auth, args: &[&str]) -> Result<String,
     // git and its helpers get the read end as fd 3 (a single digit: `dash` takes no more).
     let fd = std::os::fd::AsRawFd::as_raw_fd(&reader);
     let helper = "!f() { test \"$1\" = get || exit 0; IFS= read -r t <&3 || exit 0; echo username=x-access-token; echo \"password=$t\"; }; f".to_string();
-    let header = format!("http.{}.extraheader", auth.host);
-    let config = [
-        // Empty values clear what the checkout persisted (its header, any helper).
-        (header.as_str(), ""),
-        ("http.extraheader", ""),
-        ("credential.helper", ""),
-        ("credential.helper", helper.as_str()),
-    ];
-    let mut cmd = isolated(root, &config);
+    let mut config = vec![("credential.helper", "")];
+    if auth.token.is_some() {
+        config.push(("credential.helper", helper.as_str()));
+    }
+    let mut cmd = unjailed(root, &config);
     cmd.args(args).current_dir(shadow.path());
     for (k, v) in shadow.env() {
         cmd.env(k, v);
@@ -94,7 +91,10 @@ pub async fn git_auth(root: &Path, auth: &Auth, args: &[&str]) -> Result<String,
     }
     let result = output(cmd, args).await;
     drop(reader);
-    let result = result.map_err(|e| e.replace(token.expose(), "***"))?;
+    let result = match &auth.token {
+        Some(token) => result.map_err(|e| e.replace(token.expose(), "***"))?,
+        None => result?,
+    };
     if args.first() == Some(&"fetch") || args.contains(&"fetch") {
         shadow.copy_back(root).await?;
     }
@@ -289,10 +289,11 @@ pub async fn fetch_branch(
 }
 
 async fn fetch_with(root: &Path, auth: Option<&Auth>, args: &[&str]) -> Result<String, String> {
-    match auth {
-        Some(a) => git_auth(root, a, args).await,
-        None => git(root, args).await,
-    }
+    let none = Auth {
+        token: None,
+        host: String::new(),
+    };
+    git_auth(root, auth.unwrap_or(&none), args).await
 }
 
 /// The commit to diff against: the merge base of `base` and `HEAD` (what a pull request changes),
@@ -310,7 +311,14 @@ pub async fn merge_base(root: &Path, base: &str) -> String {
 pub async fn diff_paths(root: &Path, base: &DiffBase, paths: &[&str]) -> Result<String, String> {
     let base = base.rev()?;
     let literal: Vec<String> = paths.iter().map(|p| format!(":(literal){p}")).collect();
-    let mut args = vec!["diff", "--no-color", "--no-ext-diff", base, "--"];
+    let mut args = vec![
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        base,
+        "--",
+    ];
     args.extend(literal.iter().map(String::as_str));
     let mut out = git(root, &args).await?;
     let mut args = vec!["ls-files", "--others", "--exclude-standard", "-z", "--"];
@@ -392,7 +400,15 @@ pub async fn stage_all(
 pub async fn diff_trees(root: &Path, from: &str, to: &str) -> Result<String, String> {
     git(
         root,
-        &["diff", "--no-color", "--no-ext-diff", from, to, "--"],
+        &[
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            from,
+            to,
+            "--",
+        ],
     )
     .await
 }

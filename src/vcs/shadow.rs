@@ -26,7 +26,7 @@ pub async fn pin_origin(root: &Path) {
     {
         return;
     }
-    if let Ok(url) = git(root, &["config", "--get", "remote.origin.url"]).await {
+    if let Ok(Some(url)) = super::jail::jail(root).map(|j| j.and_then(|j| j.origin.clone())) {
         ORIGINS
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -47,7 +47,7 @@ pub async fn origin_url(root: &Path, host: &str) -> Result<String, String> {
     }
 }
 
-async fn pinned(root: &Path) -> Result<String, String> {
+pub(super) async fn pinned(root: &Path) -> Result<String, String> {
     pin_origin(root).await;
     let key = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     ORIGINS
@@ -76,28 +76,16 @@ pub struct Shadow {
 impl Shadow {
     /// Makes the directory for a call in `root`.
     pub async fn new(root: &Path) -> Result<Shadow, String> {
-        let out = git(
-            root,
-            &[
-                "rev-parse",
-                "--absolute-git-dir",
-                "--git-common-dir",
-                "--show-object-format",
-            ],
-        )
-        .await?;
-        let mut lines = out.lines();
-        let git_dir = PathBuf::from(lines.next().unwrap_or_default());
-        let common = lines.next().unwrap_or_default();
-        let common = if Path::new(common).is_absolute() {
-            PathBuf::from(common)
-        } else {
-            root.join(common)
-        };
-        let format = lines.next().unwrap_or("sha1").trim().to_string();
+        let jail = super::jail::jail(root)?.ok_or("not a git repository")?;
+        let (git_dir, common) = (jail.git_dir.clone(), jail.common.clone());
+        let format = git(root, &["rev-parse", "--show-object-format"])
+            .await?
+            .trim()
+            .to_string();
+        // Under the private directory the sandbox masks: no command can write its config.
         let dir = tempfile::Builder::new()
             .prefix("qa-loop-git-")
-            .tempdir()
+            .tempdir_in(super::jail::private_dir()?)
             .map_err(|e| format!("cannot make a private git directory: {e}"))?;
         let io = |e: std::io::Error| format!("cannot make a private git directory: {e}");
         std::fs::create_dir_all(dir.path().join("refs")).map_err(io)?;
