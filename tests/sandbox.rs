@@ -288,6 +288,11 @@ setsid sh -c 'sleep 3; echo verdict=approved >> $OUT; echo ran > $LOOT/daemon' >
 mkdir -p $HOME/.local/bin
 printf '#!/bin/sh\necho ran >> $LOOT/planted-git\nexec /usr/bin/git "$@"\n' > $HOME/.local/bin/git
 chmod +x $HOME/.local/bin/git
+# qa-loop's private directory (the configuration its git calls read): visible, writable?
+for d in /tmp/qa-loop-private-*; do
+  ls -R "$d" >> $LOOT/private 2>/dev/null
+  for c in "$d"/common-*; do printf '[core]\n\tfsmonitor = id\n' >> "$c/config" 2>/dev/null && echo wrote >> $LOOT/private-write; done
+done
 # qa-loop itself: visible, signalable?
 ps -eo pid,comm > $LOOT/processes 2>/dev/null
 exit 0
@@ -335,6 +340,9 @@ fn attacks_fail_from(user: &'static str, kind: &str, fixer: bool) {
         );
         let processes = scene.looted("processes");
         assert!(!processes.contains("qa-loop"), "{processes}");
+        let private = scene.looted("private");
+        assert!(!private.contains("config"), "{private}");
+        assert_eq!(scene.looted("private-write"), "");
         let config = std::fs::read_to_string(scene.repo().join(".git/config")).unwrap();
         assert!(!config.contains("alias"), "{config}");
         let output = std::fs::read_to_string(scene.output()).unwrap();
@@ -392,6 +400,12 @@ fn with_the_sandbox_off_the_same_attacks_succeed() {
         let output = std::fs::read_to_string(plain.output()).unwrap();
         assert!(output.contains("verdict=approved"), "{output}");
         assert!(plain.looted("processes").contains("qa-loop"));
+        // qa-loop's private git configuration is in reach without the sandbox (it is masked).
+        assert!(
+            plain.looted("private").contains("config"),
+            "{}",
+            plain.looted("private")
+        );
     });
 }
 

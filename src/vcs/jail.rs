@@ -276,6 +276,9 @@ mod tests {
             };
             plain(&["init", "-q"]);
             std::fs::write(root.join("a.txt"), "one\n").unwrap();
+            // The tree's own attributes still apply (only `info/attributes` is not read).
+            std::fs::write(root.join(".gitattributes"), "*.bin binary\n").unwrap();
+            std::fs::write(root.join("data.bin"), "v1\n").unwrap();
             plain(&["add", "-A"]);
             plain(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"]);
             let script = tmp.path().join("drv.sh");
@@ -321,6 +324,7 @@ mod tests {
             std::fs::write(root.join(".git/info/attributes"), "* diff=evil filter=evil\n").unwrap();
             std::fs::write(root.join("a.txt"), "one\r\ntwo\r\n").unwrap();
             std::fs::write(root.join("b.txt"), "new\n").unwrap();
+            std::fs::write(root.join("data.bin"), "v2\n").unwrap();
             let git = |args: &'static [&'static str]| {
                 let root = root.clone();
                 async move { crate::vcs::git(&root, args).await }
@@ -329,6 +333,7 @@ mod tests {
             assert!(status.contains("a.txt") && status.contains("b.txt"), "{status}");
             let diff = git(&["diff", "--no-ext-diff", "--no-textconv", "HEAD"]).await.unwrap();
             assert!(diff.contains("+two"), "{diff}");
+            assert!(diff.contains("Binary files a/data.bin and b/data.bin differ"), "{diff}");
             git(&["add", "-A"]).await.unwrap();
             git(&["commit", "-q", "-m", "fix"]).await.unwrap();
             let log = git(&["log", "-1", "--format=%an <%ae>"]).await.unwrap();
