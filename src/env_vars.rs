@@ -18,6 +18,8 @@ pub const ACTIONS_RUNTIME_TOKEN: &str = "ACTIONS_RUNTIME_TOKEN";
 pub const ACTIONS_ID_TOKEN_REQUEST_PREFIX: &str = "ACTIONS_ID_TOKEN_REQUEST_";
 /// Action inputs arrive as `INPUT_<NAME>`; those holding tokens or keys are secrets.
 pub const INPUT_PREFIX: &str = "INPUT_";
+/// The event that started the workflow (`validate` says how it is handled).
+pub const GITHUB_EVENT_NAME: &str = "GITHUB_EVENT_NAME";
 /// `NO_COLOR` disables colour in log output.
 pub const NO_COLOR: &str = "NO_COLOR";
 /// The runner's file commands: what a step appends there becomes its outputs, the job summary,

@@ -2309,6 +2309,9 @@ mod threads;
 #[path = "github/sarif_upload.rs"]
 mod sarif_upload;
 
+#[path = "github/merge_queue.rs"]
+mod merge_queue;
+
 /// Issue 40 on a pull request: with `fix_severity: medium` the reviewer rejects for one low nit
 /// only. The run is approved without a fix (nothing pushed: the branch keeps the PR's commits),
 /// the check run succeeds and shows the nit as a notice annotation marked a suggestion, and the

@@ -448,6 +448,14 @@ fn paths_summary(out: &mut String, s: &config::Settings) {
         p.as_ref()
             .map_or("(none)".to_string(), |p| p.display().to_string())
     };
+    if let Some(name) =
+        crate::env_vars::var(crate::env_vars::GITHUB_EVENT_NAME).filter(|n| !n.is_empty())
+    {
+        out.push_str(&format!(
+            "event:  {}\n",
+            crate::github::event::handling(&name)
+        ));
+    }
     out.push_str(&format!(
         "config: {}\nplan:   {}\nspec:   {}\n\n",
         show(&s.paths.config_path),

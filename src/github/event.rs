@@ -114,8 +114,51 @@ pub enum Trigger {
         /// `owner/name` of the repository the workflow runs in.
         repo: String,
     },
+    /// `merge_group`: GitHub's merge queue asks for the required checks on the queue's commit
+    /// (`checks_requested`), or the group left the queue (`destroyed`).
+    MergeGroup { action: String, group: MergeGroup },
     /// Any other event (push, schedule, …): nothing to review.
     Other { name: String },
+}
+
+/// The queue's commit a `merge_group` event asks checks for: the pull request(s) of the group
+/// merged onto the latest base.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MergeGroup {
+    /// The commit to verify and report on.
+    pub head_sha: String,
+    /// `refs/heads/gh-readonly-queue/<base>/pr-<N>-<sha>` (GitHub's branch: never pushed to).
+    pub head_ref: String,
+    pub base_sha: String,
+    pub base_ref: String,
+}
+
+impl MergeGroup {
+    /// The pull requests of the group, from `head_ref`'s `pr-<N>` parts.
+    pub fn pull_requests(&self) -> Vec<u64> {
+        let mut out: Vec<u64> = Vec::new();
+        for part in self
+            .head_ref
+            .split(['/', '-'])
+            .collect::<Vec<_>>()
+            .windows(2)
+        {
+            if part[0] == "pr"
+                && let Ok(n) = part[1].parse::<u64>()
+                && !out.contains(&n)
+            {
+                out.push(n);
+            }
+        }
+        out
+    }
+
+    /// The base branch's name (`main` of `refs/heads/main`).
+    pub fn base_branch(&self) -> &str {
+        self.base_ref
+            .strip_prefix("refs/heads/")
+            .unwrap_or(&self.base_ref)
+    }
 }
 
 /// An event and its sender.
@@ -193,6 +236,15 @@ pub fn parse(name: &str, payload: &Value) -> Result<Event, String> {
             repo: text(payload, "/workflow_run/repository/full_name")
                 .or_else(|_| text(payload, "/repository/full_name"))
                 .unwrap_or_default(),
+        },
+        "merge_group" => Trigger::MergeGroup {
+            action: text(payload, "/action")?,
+            group: MergeGroup {
+                head_sha: text(payload, "/merge_group/head_sha")?,
+                head_ref: text(payload, "/merge_group/head_ref")?,
+                base_sha: text(payload, "/merge_group/base_sha")?,
+                base_ref: text(payload, "/merge_group/base_ref")?,
+            },
         },
         other => Trigger::Other { name: other.into() },
     };
@@ -276,6 +328,29 @@ pub fn decide_sender(event: &Event, allowed_bots: &[String]) -> Decision {
     Decision::Run
 }
 
+/// How a run on the event `name` (`$GITHUB_EVENT_NAME`) is handled, in one line (for
+/// `validate`): which kind of run it starts.
+pub fn handling(name: &str) -> String {
+    let how = match name {
+        "pull_request" => {
+            "the loop on the pull request's head: verify, review, fix (`opened`, `synchronize`, `reopened`, `ready_for_review`; drafts skipped)"
+        }
+        "pull_request_target" => {
+            "review only (the change's code never runs) unless the `allow-pull-request-target-fixes` input allows fixes for pull requests from this repository"
+        }
+        "issue_comment" => "`/qa` commands on a pull request, from writers",
+        "workflow_dispatch" => "the loop on the pull request named by the `pr` input",
+        "workflow_run" => {
+            "review of the pull request whose workflow finished (a fork's code never runs)"
+        }
+        "merge_group" => {
+            "the gates only on the merge queue's commit (`checks_requested`), the `QA Loop` check completed there; no model, fixer, push, comment or issue; `destroyed` does nothing"
+        }
+        _ => "skipped (no pull request)",
+    };
+    format!("`{name}`: {how}")
+}
+
 /// PR actions that change nothing, drafts, comments that are not `/qa` commands, other events.
 pub fn decide_trigger(event: &Event) -> Decision {
     let skip = |why: String| Decision::Skip(why);
@@ -316,6 +391,11 @@ pub fn decide_trigger(event: &Event) -> Decision {
                 Decision::Run
             }
         }
+        Trigger::MergeGroup { action, .. } => match action.as_str() {
+            "checks_requested" => Decision::Run,
+            "destroyed" => skip("the merge group left the queue (`destroyed`): nothing to check".into()),
+            other => skip(format!("merge group `{other}`: nothing to check")),
+        },
         Trigger::Other { name } => skip(format!("the `{name}` event has no pull request")),
     }
 }

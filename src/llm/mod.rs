@@ -34,6 +34,27 @@ pub enum ProviderError {
     Fatal(String),
 }
 
+/// No model service: a run that asks no model (a merge-queue run) holds this one, so a
+/// workflow without a key still reports; a call is a fatal error naming why.
+pub struct NoModel(pub &'static str);
+
+impl Provider for NoModel {
+    fn name(&self) -> &'static str {
+        "none"
+    }
+    fn complete<'a>(
+        &'a self,
+        _request: &'a Request,
+    ) -> BoxFuture<'a, Result<Response, ProviderError>> {
+        Box::pin(async move {
+            Err(ProviderError::Fatal(format!(
+                "no model is called: {}",
+                self.0
+            )))
+        })
+    }
+}
+
 /// A model service.
 pub trait Provider {
     fn name(&self) -> &'static str;

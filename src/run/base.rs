@@ -60,6 +60,27 @@ pub async fn resolve(
     }
 }
 
+/// A commit named by the event (a merge group's `base_sha`): the change is that commit to the
+/// working tree. Fetched when the checkout does not hold it; unresolved (with why) when it
+/// cannot be.
+pub async fn commit(root: &Path, sha: &str, auth: Option<&Auth>) -> Result<DiffBase, RunError> {
+    resolve(root, Source::Head, None).await?;
+    let held = || crate::vcs::commit_id(root, sha);
+    if held().await.is_err() {
+        tracing::info!(sha, "fetching the merge group's base commit");
+        if let Err(e) = crate::vcs::fetch_commit(root, auth, sha).await {
+            tracing::warn!("cannot fetch the base commit {sha}: {e}");
+        }
+    }
+    Ok(match held().await {
+        Ok(c) => DiffBase::Rev(c),
+        Err(e) => DiffBase::Unresolved(format!(
+            "the merge group's base commit {sha} is not in the checkout and could not be fetched ({}): check it out with history (actions/checkout `fetch-depth: 0`)",
+            e.trim()
+        )),
+    })
+}
+
 /// `--base REV`: its merge base with `HEAD` (one git call), or that of `origin/REV` for a
 /// branch only the remote has.
 async fn named(root: &Path, rev: &str) -> Result<String, RunError> {

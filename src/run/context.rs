@@ -34,6 +34,8 @@ pub struct RunContext {
     pub sandbox: crate::sandbox::Sandbox,
     /// Warnings about the run's models (one retiring soon), for the report and the check run.
     pub model_warnings: Vec<String>,
+    /// A merge-queue run (`merge_group`): the gates only, reported on the queue's commit.
+    pub queue: Option<super::queue::QueueRun>,
 }
 
 /// A run on a pull request.
@@ -96,8 +98,26 @@ pub async fn prepare(
     // has left stops the run through `cancel`.
     let cancel = Cancel::new();
     let today = crate::llm::registry::Day::today();
-    let model_warnings = super::provider::model_lifecycle(&inputs.settings, today)?;
-    let provider = super::provider::provider(&inputs.settings, Some(&cancel))?;
+    let merge_group = origin.as_ref().is_some_and(|o| {
+        matches!(
+            o.event.trigger,
+            crate::github::event::Trigger::MergeGroup { .. }
+        )
+    });
+    let (model_warnings, provider): (_, Box<dyn crate::llm::Provider>) = if merge_group {
+        // The gates only: no model is asked, so no key is needed.
+        (
+            Vec::new(),
+            Box::new(crate::llm::NoModel(
+                "a merge-queue run verifies the gates only",
+            )),
+        )
+    } else {
+        (
+            super::provider::model_lifecycle(&inputs.settings, today)?,
+            super::provider::provider(&inputs.settings, Some(&cancel))?,
+        )
+    };
     if !trust.is_trusted() {
         tracing::info!("untrusted change: review only, none of its code runs");
         inputs.strategy = untrusted_strategy(&inputs.strategy);
@@ -105,12 +125,15 @@ pub async fn prepare(
     if let Some(pr) = origin.as_ref().and_then(|o| o.pr.as_ref()) {
         add_pr_criteria(&mut inputs.strategy, pr);
     }
+    let (pr, queue) = pr_or_queue(origin, &mut inputs, &trust).await;
     let settings = &inputs.settings;
-    let pr = match origin {
-        Some(o) if !settings.trust.no_github => pr_run(o, &inputs, &trust).await,
-        _ => None,
+    let diff_base = match &queue {
+        // The group's change: the queue's commit against the base it was merged onto.
+        Some(q) if settings.paths.base.is_none() => {
+            super::base::commit(root, &q.group.base_sha, queue_auth(actions).as_ref()).await?
+        }
+        _ => diff_base(root, settings, actions, pr.as_ref()).await?,
     };
-    let diff_base = diff_base(root, settings, actions, pr.as_ref()).await?;
     super::confine::own_paths_are_real(settings)?;
     let sandbox = super::confine::sandbox_for(settings, trust.is_trusted())?;
     Ok(Prepared::Run(Box::new(RunContext {
@@ -123,7 +146,67 @@ pub async fn prepare(
         groups: actions.is_some(),
         sandbox,
         model_warnings,
+        queue,
     })))
+}
+
+/// What the run reports on: a pull request (the loop), or a merge group (the gates only, with
+/// the strategy narrowed to them).
+async fn pr_or_queue(
+    origin: Option<Box<Origin>>,
+    inputs: &mut Inputs,
+    trust: &Trust,
+) -> (Option<PrRun>, Option<super::queue::QueueRun>) {
+    match origin {
+        Some(o) => match &o.event.trigger {
+            crate::github::event::Trigger::MergeGroup { group, .. } => {
+                let group = group.clone();
+                let (strategy, left) = super::queue::strategy(&inputs.strategy);
+                inputs.strategy = strategy;
+                if !left.is_empty() {
+                    tracing::info!(
+                        "merge queue: {} stay with the pull request",
+                        left.join(", ")
+                    );
+                }
+                (None, Some(queue_run(o, group, &inputs.settings)))
+            }
+            _ if !inputs.settings.trust.no_github => (pr_run(o, inputs, trust).await, None),
+            _ => (None, None),
+        },
+        None => (None, None),
+    }
+}
+
+/// The merge-queue run of `origin`: its check run goes on the queue's commit.
+fn queue_run(
+    origin: Box<Origin>,
+    group: crate::github::event::MergeGroup,
+    settings: &config::Settings,
+) -> super::queue::QueueRun {
+    let target = (origin.env.github_token.is_some() && !settings.trust.no_github).then(|| Target {
+        repo: origin.env.repository.clone(),
+        pr: group.pull_requests().first().copied().unwrap_or_default(),
+        fork: false,
+        head_sha: group.head_sha.clone(),
+        head_ref: group.head_ref.clone(),
+        command: None,
+        actor: origin.event.sender.login.clone(),
+        words: String::new(),
+        base_ref: group.base_branch().to_string(),
+    });
+    super::queue::QueueRun {
+        group,
+        target,
+        origin,
+    }
+}
+
+fn queue_auth(actions: Option<&ActionsEnv>) -> Option<crate::vcs::Auth> {
+    actions.map(|a| crate::vcs::Auth {
+        token: a.github_token.clone(),
+        host: format!("{}/", a.server_url.trim_end_matches('/')),
+    })
 }
 
 /// A local run (no GitHub): trusted, compared with `--base` or `HEAD`.
@@ -146,6 +229,7 @@ pub async fn local(inputs: Inputs) -> Result<RunContext, RunError> {
         groups: false,
         sandbox,
         model_warnings,
+        queue: None,
     })
 }
 

@@ -8,6 +8,7 @@ pub mod context;
 mod error;
 pub mod events;
 pub mod provider;
+pub mod queue;
 pub mod sinks;
 mod verifier;
 
@@ -52,6 +53,9 @@ impl Budget for RefCell<Meter> {
 
 /// Runs the loop the context describes; the first write happens here.
 pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
+    if let Some(q) = &ctx.queue {
+        return run_queue(ctx, q).await;
+    }
     let settings = &ctx.inputs.settings;
     let provider = &ctx.provider;
     let meter = RefCell::new(
@@ -113,6 +117,93 @@ pub async fn run(ctx: &RunContext) -> Result<RunResult, RunError> {
     mcp.shutdown().await;
     let changed = asked_to_fix || engine.history().len() > earlier + 1;
     upload_sarif(ctx, &engine, (earlier, changed), &outcome, &sinks.products).await;
+    result(settings, outcome, sinks.products)
+}
+
+/// A merge-queue run ([`queue`]): one verification of the queue's commit, decided by the gates
+/// alone, reported through the log, the report files (no plan) and the check run on the
+/// queue's commit. No model, no fixer, no push, no comment, no issue, no notification.
+async fn run_queue(ctx: &RunContext, q: &queue::QueueRun) -> Result<RunResult, RunError> {
+    use crate::engine::driver::Verifier as _;
+    let settings = &ctx.inputs.settings;
+    if let Err(e) = ctx.cancel.on_signals() {
+        tracing::warn!("cannot watch SIGINT/SIGTERM: {e}");
+    }
+    let meter = RefCell::new(Meter::new(None, None, deadline(settings)));
+    let launcher =
+        Launcher::new(&settings.env_policy(), ctx.cancel.clone()).with_sandbox(ctx.sandbox.clone());
+    let mcp = std::sync::Arc::new(crate::mcp::Hub::empty());
+    let omitted = RefCell::new(Vec::new());
+    let mut sinks = Sinks::default();
+    sinks.add(sinks::log::Log);
+    sinks.add(sinks::files::ReportFiles {
+        out_dir: settings.paths.out_dir.clone(),
+        plan: None,
+        strategy: &ctx.inputs.strategy,
+        meter: &meter,
+        omitted: &omitted,
+        replayed: false,
+        sandbox: Some(crate::report::SandboxNote::of(&ctx.sandbox)),
+        fixes: Vec::new(),
+        mcp: mcp.clone(),
+        warnings: Vec::new(),
+        sarif_anchor: sinks::files::sarif_anchor(
+            &settings.paths.root,
+            settings.paths.config_path.as_deref(),
+        ),
+        earlier: 0,
+    });
+    if let (Some(target), Some(token)) = (&q.target, q.origin.env.github_token.clone())
+        && let Ok(gh) = crate::github::client::GitHub::new(
+            &q.origin.env.api_url,
+            token,
+            settings.models.model_retry,
+        )
+    {
+        let mut check = crate::github::check_run::CheckRun::new(gh, target, settings);
+        check.start().await;
+        sinks.products.check_run_url = check.id().map(|id| {
+            format!(
+                "{}/{}/runs/{id}",
+                q.origin.env.server_url.trim_end_matches('/'),
+                target.repo
+            )
+        });
+        sinks.add(sinks::check_run::CheckRunSink {
+            check,
+            root: settings.paths.root.clone(),
+            diff_base: ctx.diff_base.clone(),
+        });
+    }
+    let suites = ctx.inputs.strategy.suites.len();
+    let (_, left) = queue::strategy(&ctx.inputs.strategy);
+    let verdict = queue::verdict(&q.group, suites, &left);
+    let mut engine = Engine::resume(policy_for(ctx), Vec::new());
+    sinks.emit(RunEvent::Started { engine: &engine }).await;
+    let verification = if suites == 0 {
+        crate::model::VerificationReport::default()
+    } else {
+        let mut verifier = verifier(ctx, ctx.provider.as_ref(), &meter, &launcher, &mcp);
+        verifier.verify().await
+    };
+    let record = crate::engine::state::apply_gates(
+        1,
+        verdict,
+        verification,
+        driver::now(),
+        settings.rules.fix_severity,
+    );
+    let outcome = match record.status {
+        crate::engine::Status::Approved => Outcome::Approved { iteration: 1 },
+        _ => Outcome::Rejected { best_iteration: 1 },
+    };
+    engine = Engine::resume(policy_for(ctx), vec![record]);
+    sinks
+        .emit(RunEvent::Finished {
+            engine: &engine,
+            outcome: &outcome,
+        })
+        .await;
     result(settings, outcome, sinks.products)
 }
 

@@ -48,7 +48,11 @@ impl Trust {
 pub fn decide(trigger: &Trigger, pr: Option<&PullRequest>, allow_target_fixes: bool) -> Trust {
     let untrusted = |why: &str| Trust::Untrusted { why: why.into() };
     match trigger {
-        Trigger::PullRequest { target: false, .. } | Trigger::Other { .. } => Trust::Trusted,
+        // The base branch's workflow on the queue's commit: the code that merges (the sandbox
+        // still confines its tests, as for every trusted run).
+        Trigger::PullRequest { target: false, .. }
+        | Trigger::MergeGroup { .. }
+        | Trigger::Other { .. } => Trust::Trusted,
         Trigger::PullRequest {
             target: true, pr, ..
         } => {

@@ -102,6 +102,19 @@ pub async fn resolve(env: &ActionsEnv, root: &Path, flags: &FlagLayer) -> Result
     if let Some(pr) = &pr {
         ensure_head(root, &ev.trigger, pr, token.as_ref(), &env.server_url).await?;
     }
+    // The queue's commit is what is verified and reported on: nothing else will do.
+    if let Trigger::MergeGroup { group, .. } = &ev.trigger {
+        let head = crate::vcs::commit_id(root, "HEAD")
+            .await
+            .unwrap_or_default();
+        if head != group.head_sha {
+            return Err(format!(
+                "the checked-out commit {} is not the merge queue's commit {} (`merge_group.head_sha`): qa-loop only reports on the commit it tested. Check it out (actions/checkout does on `merge_group` by default)",
+                if head.is_empty() { "(none)" } else { &head },
+                group.head_sha
+            ));
+        }
+    }
     Ok(Resolved::Run(Box::new(Origin {
         env: env.clone(),
         event: ev,

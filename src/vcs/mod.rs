@@ -288,6 +288,20 @@ pub async fn fetch_branch(
     fetch_with(root, auth, &args).await.map(drop)
 }
 
+/// Fetches one commit by its id from `origin` (one commit deep in a shallow clone): the base a
+/// merge group was merged onto, which `actions/checkout`'s single commit does not hold.
+pub async fn fetch_commit(root: &Path, auth: Option<&Auth>, sha: &str) -> Result<(), String> {
+    let shallow = git(root, &["rev-parse", "--is-shallow-repository"])
+        .await
+        .is_ok_and(|o| o.trim() == "true");
+    let mut args = vec!["fetch", "--no-tags", "--no-recurse-submodules", "--quiet"];
+    if shallow {
+        args.push("--depth=1");
+    }
+    args.extend(["origin", sha]);
+    fetch_with(root, auth, &args).await.map(drop)
+}
+
 async fn fetch_with(root: &Path, auth: Option<&Auth>, args: &[&str]) -> Result<String, String> {
     let none = Auth {
         token: None,
