@@ -11,19 +11,25 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::error::InputError;
 
-/// The first component of `path` at or below `root` that is a symbolic link, if any. Only the
-/// part of `path` inside `root` is checked (a path outside the checkout is the caller's choice).
+/// The first component of `path` below `root` that is a symbolic link, if any. Only the part of
+/// `path` inside `root` is checked (a path outside the checkout is the caller's choice); a `..`
+/// is followed as written (no link was met before it, so it leads where the file system would).
 pub fn first_link(root: &Path, path: &Path) -> Option<PathBuf> {
     let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let (root, path) = (abs(root), abs(path));
-    let rest = path.strip_prefix(&root).ok()?;
-    let mut at = root;
-    for c in rest.components() {
+    let mut at = PathBuf::from("/");
+    for c in path.components() {
         match c {
+            Component::RootDir => at = PathBuf::from("/"),
+            Component::CurDir | Component::Prefix(_) => continue,
+            Component::ParentDir => {
+                at.pop();
+                continue;
+            }
             Component::Normal(name) => at.push(name),
-            // `..` inside the checkout's part: judged on the lexical path, refuse to guess.
-            Component::ParentDir => return Some(at),
-            _ => continue,
+        }
+        if at == root || !at.starts_with(&root) {
+            continue;
         }
         match std::fs::symlink_metadata(&at) {
             Ok(m) if m.file_type().is_symlink() => return Some(at),
@@ -34,16 +40,43 @@ pub fn first_link(root: &Path, path: &Path) -> Option<PathBuf> {
     None
 }
 
-/// Where `path` really leads when it names a place inside `root` but a link takes it outside
-/// (inputs qa-loop reads — config, plan, spec — may be links within the checkout, never out of
-/// it).
+/// Where `path` really leads when a link inside `root` takes it outside (inputs qa-loop reads —
+/// config, plan, spec — may be links within the checkout, never out of it). The path is
+/// followed component by component as the file system resolves it: a `..` the operator wrote
+/// that leaves the checkout (`--config ../qa.yml`) is their choice and no link; only a link that
+/// sits inside the checkout and leads out of it is returned.
 pub fn escapes(root: &Path, path: &Path) -> Option<PathBuf> {
-    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    let (root_abs, path_abs) = (abs(root), abs(path));
-    path_abs.strip_prefix(&root_abs).ok()?;
-    let real_root = std::fs::canonicalize(&root_abs).ok()?;
-    let real = std::fs::canonicalize(&path_abs).ok()?;
-    (!real.starts_with(&real_root)).then_some(real)
+    let real_root = std::fs::canonicalize(root).ok()?;
+    let mut at = if path.is_absolute() {
+        PathBuf::from("/")
+    } else {
+        real_root.clone()
+    };
+    for c in path.components() {
+        match c {
+            Component::RootDir => at = PathBuf::from("/"),
+            Component::CurDir | Component::Prefix(_) => {}
+            // `at` is always a real path: its parent is where `..` leads.
+            Component::ParentDir => {
+                at.pop();
+            }
+            Component::Normal(name) => {
+                let next = at.join(name);
+                let is_link =
+                    std::fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink());
+                if !is_link {
+                    at = next;
+                    continue;
+                }
+                let target = std::fs::canonicalize(&next).ok()?;
+                if at.starts_with(&real_root) && !target.starts_with(&real_root) {
+                    return Some(target);
+                }
+                at = target;
+            }
+        }
+    }
+    None
 }
 
 /// Reads the regular file at `path` (inside `root`) as text: refused when any component is a
@@ -90,6 +123,10 @@ pub fn read_text(path: &Path) -> Result<String, InputError> {
     }
     let bytes = std::fs::read(path)
         .map_err(|e| InputError::file(path, format!("cannot read file: {e}")))?;
+    text_of(path, bytes)
+}
+
+fn text_of(path: &Path, bytes: Vec<u8>) -> Result<String, InputError> {
     match String::from_utf8(bytes) {
         Ok(text) => Ok(text),
         Err(err) => {
@@ -152,6 +189,27 @@ mod tests {
             escapes(&root, &outside.join("secret")),
             None,
             "outside: the caller's choice"
+        );
+        // Issue 49: a `..` the operator wrote is no link, inside or out; relative paths too.
+        assert_eq!(escapes(&root, Path::new("../outside/secret")), None);
+        assert_eq!(escapes(&root, &root.join("../outside/secret")), None);
+        assert_eq!(
+            escapes(&root, &root.join("reports/../reports/real.xml")),
+            None
+        );
+        assert_eq!(
+            escapes(&root, Path::new("reports/unit.xml")),
+            Some(std::fs::canonicalize(outside.join("secret")).unwrap())
+        );
+        // A link inside leading out, then `..` back: still left through the link.
+        assert_eq!(
+            escapes(&root, Path::new("out/../outside/secret")),
+            Some(std::fs::canonicalize(&outside).unwrap())
+        );
+        assert_eq!(first_link(&root, &root.join("../outside/secret")), None);
+        assert_eq!(
+            first_link(&root, &root.join("reports/../out/secret")),
+            Some(root.join("out"))
         );
         // A FIFO neither blocks nor counts as a file.
         nix::unistd::mkfifo(&root.join("fifo"), nix::sys::stat::Mode::S_IRWXU).unwrap();

@@ -1772,3 +1772,46 @@ fn a_secret_given_to_an_mcp_server_is_redacted_everywhere() {
     }
     assert!(!everything.contains(secret), "the secret was published");
 }
+
+/// Issue 49, point 1: a path the operator gives may lie outside the checkout (`--config
+/// ../qa.yml`, `--plan ../plan.json`): there is no link, so it is read. Only a link inside the
+/// checkout that leads out is refused, and the message says it is one.
+#[test]
+fn operator_paths_with_dot_dot_are_read_and_only_links_out_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(
+        tmp.path().join("qa.yml"),
+        "risk_level: low\nunit_tests:\n  commands: [\"true\"]\n",
+    )
+    .unwrap();
+    let o = qa(&repo, &["validate", "--config", "../qa.yml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("link"), "{}", stderr(&o));
+    std::fs::write(
+        tmp.path().join("plan.json"),
+        r#"{"feature": "f", "phases": []}"#,
+    )
+    .unwrap();
+    let o = qa(
+        &repo,
+        &[
+            "validate",
+            "--config",
+            "../qa.yml",
+            "--plan",
+            "../plan.json",
+        ],
+    );
+    assert!(!stderr(&o).contains("a link"), "{}", stderr(&o));
+    // A committed link to the same file outside is refused, naming the link.
+    std::os::unix::fs::symlink("../qa.yml", repo.join("linked.yml")).unwrap();
+    let o = qa(&repo, &["validate", "--config", "linked.yml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("linked.yml: a link to") && stderr(&o).contains("outside the checkout"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -10,6 +10,12 @@ use support::*;
 use serde_json::json;
 
 fn project(dir: &Path, always_api: bool) {
+    project_at(dir, always_api, "trivial", true);
+}
+
+/// The project at `risk`; `required`: the suites say `required: true` themselves (else the risk
+/// level decides which are required).
+fn project_at(dir: &Path, always_api: bool, risk: &str, required: bool) {
     for (p, text) in [
         ("api/app.py", "def ping():\n    return 'pong'\n"),
         (
@@ -26,13 +32,18 @@ fn project(dir: &Path, always_api: bool) {
         std::fs::create_dir_all(dir.join(p).parent().unwrap()).unwrap();
         std::fs::write(dir.join(p), text).unwrap();
     }
-    let config = json!({
-        "risk_level": "trivial",
+    let mut config = json!({
+        "risk_level": risk,
         "unit_tests": {"required": true, "paths": ["api/"], "always": always_api,
                        "commands": ["cd api && python3 test_api.py && touch ../ran-api"]},
         "integration_tests": {"required": true, "paths": ["web/**"], "paths_ignore": ["**/*.md"],
                               "commands": ["cd web && python3 test_web.py && touch ../ran-web"]}
     });
+    if !required {
+        for suite in ["unit_tests", "integration_tests"] {
+            config[suite].as_object_mut().unwrap().remove("required");
+        }
+    }
     std::fs::write(dir.join("qa-loop.json"), config.to_string()).unwrap();
     std::fs::write(
         dir.join(".gitignore"),
@@ -65,7 +76,7 @@ fn a_change_under_web_skips_the_api_suite_and_runs_the_web_one() {
     let out = String::from_utf8_lossy(&v.stdout);
     assert!(
         out.contains(
-            "for the current change: skipped: the change touches nothing under `paths` (api/)"
+            "for the current change: skipped: the change touches none of api/ (1 file(s) changed elsewhere)"
         ),
         "{out}"
     );
@@ -87,7 +98,7 @@ fn a_change_under_web_skips_the_api_suite_and_runs_the_web_one() {
         api["summary"]
             .as_str()
             .unwrap()
-            .contains("nothing under `paths` (api/)"),
+            .contains("the change touches none of api/"),
         "{api:#}"
     );
     assert_eq!(
@@ -99,7 +110,7 @@ fn a_change_under_web_skips_the_api_suite_and_runs_the_web_one() {
     assert!(report.contains("⏭ skipped"), "{report}");
     let junit = std::fs::read_to_string(d.join(".qa-loop/qa-loop-junit.xml")).unwrap();
     assert!(
-        junit.contains("<skipped message=\"skipped: the change touches nothing"),
+        junit.contains("<skipped message=\"skipped: the change touches none of"),
         "{junit}"
     );
 }
@@ -193,4 +204,43 @@ fn lockfiles_generated_and_vendored_files_are_summarised_and_the_source_shown() 
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+/// Issue 49, point 2: at the default risk levels a suite's `paths:` decide, also for a suite the
+/// risk level requires (`low` requires unit tests): a change under `web/` skips the `api` suite,
+/// saying why. At `high` every required suite runs whatever its paths.
+#[test]
+fn paths_decide_below_high_and_every_required_suite_runs_at_high() {
+    for (risk, api_runs) in [("low", false), ("medium", false), ("high", true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        project_at(d, false, risk, false);
+        std::fs::write(
+            d.join("web/app.py"),
+            "def title():\n    return 'Home'\n\n\ndef footer():\n    return ''\n",
+        )
+        .unwrap();
+        git(d, &["commit", "-qam", "web change"]);
+        let o = replay_run(d, &["--base", "main"]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{risk}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let api = gate_of(&qa_result(d), "unit_tests");
+        if api_runs {
+            assert_eq!(api["status"], "passed", "{risk}: {api:#}");
+            assert!(d.join("ran-api").exists(), "{risk}");
+        } else {
+            assert_eq!(api["status"], "skipped", "{risk}: {api:#}");
+            assert_eq!(
+                api["summary"],
+                "skipped: the change touches none of api/ (1 file(s) changed elsewhere)",
+                "{risk}"
+            );
+            assert!(!d.join("ran-api").exists(), "{risk}");
+        }
+        assert!(d.join("ran-web").exists(), "{risk}");
+    }
 }

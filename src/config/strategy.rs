@@ -87,6 +87,10 @@ pub struct Suite {
     pub paths_ignore: Vec<String>,
     /// Runs whatever the change touches.
     pub always: bool,
+    /// Required at `high`/`critical`: every required suite runs whatever its `paths` (SPEC
+    /// §3.1); below, the paths decide even for a suite the risk level requires.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub paths_overridden: bool,
     /// Executing no test passes (else the suite fails: "ran no tests").
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub allow_no_tests: bool,
@@ -103,14 +107,13 @@ impl Suite {
     }
 
     /// Why the suite is skipped for a change touching `changed` (repository-relative paths),
-    /// or `None` when it runs: it has no `paths`/`paths_ignore`, is `always`, is required by
-    /// the risk level, the change is unknown (it runs — a gate never silently disappears), or a
-    /// changed file is under its `paths` and not under `paths_ignore`.
+    /// or `None` when it runs: it has no `paths`/`paths_ignore`, is `always`, is required at
+    /// `high`/`critical` (SPEC §3.1: there every required suite runs), the change is unknown (it
+    /// runs — a gate never silently disappears), or a changed file is under its `paths` and not
+    /// under `paths_ignore`. Below `high` the paths decide, also for a suite the risk level
+    /// requires: that is what a monorepo sets them for.
     pub fn skip_reason(&self, changed: Option<&[String]>) -> Option<String> {
-        if !self.by_path() || self.always {
-            return None;
-        }
-        if self.required && self.required_by == RequiredBy::RiskLevel {
+        if !self.by_path() || self.always || self.paths_overridden {
             return None;
         }
         let changed = changed?;
@@ -141,7 +144,7 @@ impl Suite {
             )
         } else {
             format!(
-                "skipped: the change touches nothing under `paths` ({}) — {} file(s) changed elsewhere",
+                "skipped: the change touches none of {} ({} file(s) changed elsewhere)",
                 self.paths.join(", "),
                 changed.len()
             )
@@ -271,7 +274,7 @@ impl Strategy {
             let cfg = cfg.clone().unwrap_or_default();
             let (required, required_by) = match cfg.required {
                 // `required: true` where the risk level requires the suite anyway: required by
-                // the risk level (so `paths:` cannot skip it; docs/configuration.md).
+                // the risk level (at `high`/`critical` its `paths:` cannot skip it).
                 Some(true) if kind.required_at(risk) && !cfg.commands.is_empty() => {
                     (true, RequiredBy::RiskLevel)
                 }
@@ -287,7 +290,10 @@ impl Strategy {
             if cfg.commands.is_empty() && !required {
                 continue;
             }
-            suites.push(suite(kind, cfg, required, required_by, default_timeout));
+            let mut suite = suite(kind, cfg, required, required_by, default_timeout);
+            suite.paths_overridden =
+                required && matches!(risk, RiskLevel::High | RiskLevel::Critical);
+            suites.push(suite);
         }
         // A suite of reports produced elsewhere (`junit`/`coverage`, no commands) is a test suite.
         let no_test_project = suites
@@ -364,6 +370,7 @@ fn suite(
         paths: cfg.paths,
         paths_ignore: cfg.paths_ignore,
         always: cfg.always.unwrap_or(false),
+        paths_overridden: false,
         allow_no_tests: cfg.allow_no_tests.unwrap_or(false),
     }
 }
@@ -704,7 +711,7 @@ mod tests {
             .skip_reason(Some(&files(&["web/app.ts", "README.md"])))
             .unwrap();
         assert!(
-            why.contains("nothing under `paths` (api/)") && why.contains("2 file(s)"),
+            why.contains("the change touches none of api/") && why.contains("2 file(s)"),
             "{why}"
         );
         // An unknown change runs everything; `always` runs.
@@ -722,6 +729,20 @@ mod tests {
         l.unit_tests.as_mut().unwrap().required = Some(true);
         let s = Strategy::resolve(&l, CriteriaLists::default());
         assert_eq!(s.suites[0].skip_reason(Some(&files(&["web/a.ts"]))), None);
+        // Issue 49: below `high` the paths decide, also for a suite the risk level requires.
+        let mut low = layer(RiskLevel::Low);
+        low.unit_tests.as_mut().unwrap().paths = vec!["py/**".into(), "shared/**".into()];
+        let s = Strategy::resolve(&low, CriteriaLists::default());
+        assert_eq!(s.suites[0].required_by, RequiredBy::RiskLevel);
+        assert!(s.suites[0].required);
+        assert_eq!(
+            s.suites[0]
+                .skip_reason(Some(&files(&["web/a.ts"])))
+                .as_deref(),
+            Some(
+                "skipped: the change touches none of py/**, shared/** (1 file(s) changed elsewhere)"
+            )
+        );
         // `required: true` below the risk level that requires the suite: the paths decide.
         let mut low = layer(RiskLevel::Trivial);
         low.unit_tests.as_mut().unwrap().paths = vec!["api/**".into()];

@@ -21,6 +21,7 @@ pub fn suite() -> Suite {
         paths: vec![],
         paths_ignore: vec![],
         always: false,
+        paths_overridden: false,
         allow_no_tests: false,
         working_directory: None,
     }
