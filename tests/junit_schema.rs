@@ -145,6 +145,26 @@ for s in xml:
 print(json.dumps({"tests": xml.tests, "failures": xml.failures, "suites": suites}))
 "#;
 
+/// The number of tests xunit-viewer (npm, its own parser) shows per suite of `file`; `None`
+/// when `QA_LOOP_XUNIT_VIEWER` (the directory holding its `node_modules`, set by `.ci/run`) is
+/// not set. It merges cases with the same (classname, name): a duplicate shows as a lower count.
+fn xunit_viewer(file: &Path) -> Option<Value> {
+    let dir = std::env::var_os("QA_LOOP_XUNIT_VIEWER")?;
+    let script = "import fs from 'fs'\nconst { default: parse } = await import(process.env.XV_DIR + '/node_modules/xunit-viewer/src/cli/parse.js')\nconst res = await parse(fs.readFileSync(process.argv[1], 'utf8'))\nconst out = {}\nfor (const s of Object.values(res.suites || {})) out[s.name] = Object.keys(s.tests || {}).length\nconsole.log(JSON.stringify(out))\n";
+    let o = std::process::Command::new("node")
+        .args(["--input-type=module", "-e", script])
+        .arg(file)
+        .env("XV_DIR", dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "xunit-viewer: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Some(serde_json::from_slice(&o.stdout).unwrap())
+}
+
 /// Every suite and case of `file` as junit2html reads them (it also renders the HTML report).
 const JUNIT2HTML: &str = r#"
 import json, sys
@@ -198,6 +218,13 @@ fn check(file: &Path) -> Option<Value> {
             .count() as u64
     };
     for s in suites {
+        // Issue 49: each case of a suite has its own (classname, name) — viewers that merge
+        // equal ones (xunit-viewer) would count fewer tests than the file declares.
+        let mut seen = std::collections::BTreeSet::new();
+        for c in s["cases"].as_array().unwrap() {
+            let key = (c["classname"].to_string(), c["name"].to_string());
+            assert!(seen.insert(key.clone()), "{key:?} twice in {}", s["name"]);
+        }
         let n = s["cases"].as_array().unwrap().len() as u64;
         assert_eq!(s["tests"], n, "{s:#}");
         assert_eq!(
@@ -212,6 +239,15 @@ fn check(file: &Path) -> Option<Value> {
         .map(|s| s["cases"].as_array().unwrap().len() as u64)
         .sum();
     assert_eq!(parsed["tests"], cases, "the root's count");
+    if let Some(counts) = xunit_viewer(file) {
+        for s in suites {
+            let name = s["name"].as_str().unwrap();
+            assert_eq!(
+                counts[name], s["tests"],
+                "xunit-viewer counts another number of tests in `{name}`: {counts}"
+            );
+        }
+    }
     let html = file.with_extension("html");
     if let Some(j2h) = python(JUNIT2HTML, "junit2htmlreport", file, &[&html]) {
         let strip = |s: &Value, outcome_of: &dyn Fn(&Value) -> String| -> Vec<Value> {
@@ -424,4 +460,38 @@ fn rejected_and_escalated_runs_junit_is_valid_and_names_the_failures() {
         let advisory = case(&parsed, last, "gate: integration_tests");
         assert_eq!(advisory["outcome"], "skipped", "{advisory:#}");
     }
+}
+
+/// Issue 49, point 3: a suite qa-loop cannot narrow (`python3 run_tests.py`) is re-run whole when
+/// a test fails: the iteration's suite then lists the command twice, and before, both cases had
+/// the same (classname, name) — xunit-viewer merged them and counted one test fewer than the file
+/// declares. The re-run is named as such; every viewer counts the declared totals.
+#[test]
+fn a_whole_suite_re_run_is_its_own_case() {
+    if !have_pytest() || !have_xmllint() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let unit = json!({"required": true, "commands": ["python3 run_tests.py"],
+                      "junit": ["reports/junit.xml"]});
+    project(
+        d,
+        json!({"max_iterations": 1, "unit_tests": unit}),
+        vec![verdict("rejected", 30)],
+    );
+    std::fs::write(
+        d.join("run_tests.py"),
+        "import subprocess, sys\nsys.exit(subprocess.call([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', '--rootdir', '.', '--junitxml=reports/junit.xml', 'tests']))\n",
+    )
+    .unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "runner"]);
+    let (_, _, junit) = run(d);
+    let text = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        text.contains("unit_tests: python3 run_tests.py (re-run 1)"),
+        "{text}"
+    );
+    check(&junit);
 }

@@ -68,8 +68,17 @@ pub fn render(r: &RunReport<'_>) -> String {
         for g in &h.verification.gates {
             suite.add_test_case(gate_case(g));
         }
+        // A command run again in the same pass (a suite re-run whole because a test failed) is
+        // its own case, named as the re-run: each case of a suite has its own name.
+        let mut runs: std::collections::HashMap<(&str, &str), u32> = Default::default();
         for cmd in &h.verification.commands {
-            suite.add_test_case(command_case(cmd, &h.verification.gates));
+            let seen = runs.entry((&cmd.suite, &cmd.command)).or_default();
+            let mut case = command_case(cmd, &h.verification.gates);
+            if *seen > 0 {
+                case.name = format!("{}: {} (re-run {seen})", cmd.suite, cmd.command).into();
+            }
+            *seen += 1;
+            suite.add_test_case(case);
         }
         for i in &h.issues {
             suite.add_test_case(issue_case(i));
