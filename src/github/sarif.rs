@@ -63,6 +63,9 @@ pub fn uploadable(sarif: &str) -> Result<(String, usize), String> {
     let mut dropped = 0;
     for run in log["runs"].as_array_mut().into_iter().flatten() {
         if let Some(results) = run["results"].as_array_mut() {
+            // Findings gone since the previous run: code scanning closes their alerts because
+            // they are not uploaded (it documents no `baselineState` it would read).
+            results.retain(|r| r["baselineState"] != "absent");
             let before = results.len();
             results.retain(|r| r["locations"].as_array().is_some_and(|l| !l.is_empty()));
             dropped += before - results.len();

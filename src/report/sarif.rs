@@ -10,11 +10,11 @@
 //! `new` or `unchanged`. The prescriptive fix is `properties.fix`: a SARIF `fixes` entry needs
 //! the exact replacements (`artifactChanges`), which a reviewer's words are not.
 //!
-//! The previous run's findings that are gone are results with `baselineState: "absent"` (kind
-//! `pass`, level `none`), kept in the run's property bag (`properties.absentResults`) rather than
-//! in `results`: GitHub code scanning turns every entry of `results` into an open alert whatever
-//! its kind or level, and closes an alert when its result is no longer uploaded — which is what
-//! "absent" means there.
+//! The previous run's findings that are gone are results too, after the present ones, with
+//! `baselineState: "absent"` (kind `pass`, level `none`) and the previous run's fingerprint — what
+//! SARIF viewers and baseline tooling read to close a finding. qa-loop's own upload to GitHub code
+//! scanning (`sarif-upload`) leaves them out: code scanning closes an alert when its result is no
+//! longer uploaded, and documents no `kind` or `baselineState` it would honour.
 //!
 //! GitHub's documented limits are kept: at most 5,000 results per run (GitHub shows no more;
 //! the most severe are kept) and one location each; a file over 10 MB — GitHub's limit for the
@@ -174,7 +174,7 @@ pub fn log(r: &RunReport<'_>, frame: &Frame<'_>) -> Value {
         .iter()
         .map(|(s, i)| result(i, *s, rule_index(i.kind), state(i), iteration, frame))
         .collect();
-    let absent: Vec<Value> = gone
+    let mut absent: Vec<Value> = gone
         .iter()
         .map(|(s, i)| absent_result(i, *s, rule_index(i.kind), baseline, frame))
         .collect();
@@ -183,12 +183,19 @@ pub fn log(r: &RunReport<'_>, frame: &Frame<'_>) -> Value {
         cut.insert("results".into(), json!(results.len() - MAX_RESULTS));
         results.truncate(MAX_RESULTS);
     }
+    // The absent ones after the present ones (a cut drops them first), within the same bound.
+    let room = MAX_RESULTS.saturating_sub(results.len());
+    if absent.len() > room {
+        cut.insert("absentResults".into(), json!(absent.len() - room));
+        absent.truncate(room);
+    }
+    results.extend(absent);
     let run = json!({
         "tool": {"driver": driver(&kinds)},
         "automationDetails": {"id": AUTOMATION_ID},
         "invocations": [invocation(r, current, &cut)],
         "results": results,
-        "properties": run_properties(r, frame, baseline, comparable, absent, cut),
+        "properties": run_properties(r, frame, baseline, comparable, cut),
     });
     json!({"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]})
 }
@@ -398,14 +405,13 @@ fn invocation(
     })
 }
 
-/// The run's property bag: the baseline compared with, the absent results, what was cut.
+/// The run's property bag: the baseline compared with, what was cut.
 fn run_properties(
     r: &RunReport<'_>,
     frame: &Frame<'_>,
     baseline: Option<&IterationRecord>,
     comparable: bool,
-    absent: Vec<Value>,
-    mut cut: Map<String, Value>,
+    cut: Map<String, Value>,
 ) -> Value {
     let earlier = frame.earlier.min(r.history.len());
     let baseline = match baseline {
@@ -414,16 +420,10 @@ fn run_properties(
             "note": "the previous run's findings have no fingerprints (a plan's history): no baselineState"}),
         Some(b) => json!({"kind": "previous-run", "iteration": b.iteration}),
     };
-    let mut absent = absent;
-    if absent.len() > MAX_RESULTS {
-        cut.insert("absentResults".into(), json!(absent.len() - MAX_RESULTS));
-        absent.truncate(MAX_RESULTS);
-    }
     let mut props = json!({
         "baseline": baseline,
         "earlierIterations": earlier,
         "iterationsThisRun": r.history.len() - earlier,
-        "absentResults": absent,
     });
     if !cut.is_empty() {
         props["cut"] = Value::Object(cut);
@@ -438,23 +438,17 @@ fn fit(mut log: Value) -> Value {
     let mut over = size(&log).saturating_sub(MAX_BYTES);
     let mut dropped = (0usize, 0usize);
     let run = &mut log["runs"][0];
-    for (key, count) in [
-        ("results", &mut dropped.0),
-        ("absentResults", &mut dropped.1),
-    ] {
-        let list = if key == "results" {
-            run.get_mut("results")
-        } else {
-            run.pointer_mut("/properties/absentResults")
-        };
-        let Some(Value::Array(items)) = list else {
-            continue;
-        };
+    if let Some(Value::Array(items)) = run.get_mut("results") {
+        // The last first: the absent ones, then the least severe.
         while over > 0 {
             let Some(last) = items.pop() else { break };
             // The separating comma too.
             over = over.saturating_sub(size(&last) + 1);
-            *count += 1;
+            if last["baselineState"] == "absent" {
+                dropped.1 += 1;
+            } else {
+                dropped.0 += 1;
+            }
         }
     }
     let props = &mut run["properties"];
@@ -671,16 +665,19 @@ mod tests {
         let props = &log["runs"][0]["properties"];
         assert_eq!(props["baseline"]["iteration"], 2);
         assert_eq!(props["earlierIterations"], 2);
-        // The gone finding: absent, kind pass, level none — never among `results`.
-        let absent = props["absentResults"].as_array().unwrap();
+        // The gone finding: absent, kind pass, level none — a result after the present ones.
+        let absent: Vec<&Value> = all
+            .iter()
+            .filter(|r| r["baselineState"] == "absent")
+            .collect();
         assert_eq!(absent.len(), 1, "{absent:#?}");
+        assert_eq!(all.last().unwrap()["baselineState"], "absent");
         assert_eq!(absent[0]["partialFingerprints"][FINGERPRINT_KEY], "fixed");
         assert_eq!(absent[0]["baselineState"], "absent");
         assert_eq!(
             (&absent[0]["kind"], &absent[0]["level"]),
             (&json!("pass"), &json!("none"))
         );
-        assert!(all.iter().all(|r| r["baselineState"] != "absent"));
         // The absent result's rule is in the rules too.
         let rules = log["runs"][0]["tool"]["driver"]["rules"]
             .as_array()
@@ -699,12 +696,6 @@ mod tests {
                 .all(|r| r["baselineState"] == "unchanged")
         );
         assert_eq!(results(&log).len(), 2);
-        assert!(
-            log["runs"][0]["properties"]["absentResults"]
-                .as_array()
-                .unwrap()
-                .is_empty()
-        );
 
         // A baseline without fingerprints (a plan's history): no states at all.
         let mut plain = run1.clone();

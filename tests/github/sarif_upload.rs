@@ -90,13 +90,30 @@ fn the_sarif_is_uploaded_each_run_and_compares_with_the_previous_run() {
     assert_eq!(props["earlierIterations"], 1, "{props:#}");
     assert_eq!(state_of(&second, "the test runs at import time").1, "new");
     assert_eq!(state_of(&second, "Required gate").1, "unchanged");
-    let absent = props["absentResults"].as_array().unwrap();
+    // The fixed finding is not uploaded (code scanning closes its alert by its absence) …
+    assert!(
+        second["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["baselineState"] != "absent"),
+        "{second:#}"
+    );
+    // … and the file itself holds it as an `absent` result with run 1's fingerprint.
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join(".qa-loop/qa-loop.sarif")).unwrap())
+            .unwrap();
+    let absent: Vec<&Value> = file["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["baselineState"] == "absent")
+        .collect();
     assert_eq!(absent.len(), 1, "{absent:#?}");
     assert_eq!(
         absent[0]["partialFingerprints"]["qaLoopFindingHash/v1"],
         subtracts.as_str()
     );
-    assert_eq!(absent[0]["baselineState"], "absent");
 
     // Without `--sarif-upload` nothing is uploaded.
     let o = run_with_payload(d, &api, &["--mode", "review"], |p| {
