@@ -351,6 +351,14 @@ fn a_suite_whose_real_runner_runs_no_test_fails_unless_allowed() {
     if have("cargo", &["--version"]) {
         runners.push(("cargo test", "cd crate && cargo test --offline -q"));
     }
+    // Issue 49: pytest exits 5 when it collected nothing (coloured or not).
+    if have("python3", &["-m", "pytest", "--version"]) {
+        runners.push(("pytest", "python3 -m pytest -q -p no:cacheprovider pytests"));
+        runners.push((
+            "pytest --color=yes",
+            "python3 -m pytest -q -p no:cacheprovider --color=yes pytests",
+        ));
+    }
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     // A project with code and no test at all, for each runner.
@@ -401,6 +409,20 @@ fn a_suite_whose_real_runner_runs_no_test_fails_unless_allowed() {
             summary.starts_with("ran no tests: `"),
             "{runner}: {summary}"
         );
+        // The runner's own words are quoted, never a blank.
+        let quoted = summary
+            .split_once(" says \"")
+            .map(|(_, q)| q.split('"').next().unwrap_or_default());
+        assert!(
+            quoted.is_none_or(|q| !q.trim().is_empty()),
+            "{runner}: {summary}"
+        );
+        if runner == "unittest" {
+            assert!(summary.contains("says \"Ran 0 tests in "), "{summary}");
+        }
+        if runner.starts_with("pytest") {
+            assert!(summary.contains("says \"no tests ran in "), "{summary}");
+        }
         assert_eq!(o.status.code(), Some(1), "{runner}: not approved\n{stderr}");
 
         std::fs::write(d.join("qa-loop.json"), config(command, true)).unwrap();

@@ -1081,17 +1081,42 @@ fn expand_globs(root: &Path, patterns: &[String]) -> (Vec<PathBuf>, Vec<String>)
 }
 
 /// A suite that passed although it executed no test fails ("ran no tests"), unless it allows
-/// that (`allow_no_tests`); a failure stays the failure it is.
+/// that (`allow_no_tests`). A suite that failed only because its runner found nothing to run —
+/// pytest exits 5, jest 1, unittest 5 since Python 3.12 — reads as "ran no tests" too (and passes
+/// with `allow_no_tests`); any other failure stays the failure it is.
 fn fail_if_no_tests(
     gate: &mut Gate,
     suite: &Suite,
     tests: Option<&SuiteTests>,
     runs: &[CommandRun],
 ) {
+    let whole = (process::EXCERPT_HEAD + process::EXCERPT_TAIL) as u64;
+    if gate.status == GateStatus::Failed && gate.findings.is_empty() {
+        let failed: Vec<CommandRun> = runs
+            .iter()
+            .filter(|r| !r.outcome.passed())
+            .cloned()
+            .collect();
+        let every_one_ran_none = !failed.is_empty()
+            && failed
+                .iter()
+                .all(|r| no_tests::runner_said_none(&r.excerpt, r.output_bytes <= whole).is_some());
+        if every_one_ran_none && let Some(why) = no_tests::ran_none(tests, &failed, whole) {
+            if suite.allow_no_tests {
+                gate.status = GateStatus::Passed;
+                gate.summary = format!("ran no tests (allowed: `allow_no_tests: true`): {why}");
+            } else {
+                gate.summary = format!(
+                    "ran no tests: {why} (set `{}.allow_no_tests: true` if that is intended)",
+                    suite.kind.key()
+                );
+            }
+        }
+        return;
+    }
     if suite.allow_no_tests || gate.status != GateStatus::Passed {
         return;
     }
-    let whole = (process::EXCERPT_HEAD + process::EXCERPT_TAIL) as u64;
     if let Some(why) = no_tests::ran_none(tests, runs, whole) {
         gate.status = GateStatus::Failed;
         gate.summary = format!(

@@ -40,14 +40,43 @@ fn from_results(t: &SuiteTests) -> Option<String> {
 /// The runner's own statement that it ran no test, quoted, if the output holds one. `whole`:
 /// the output was captured uncut.
 pub fn runner_said_none(output: &str, whole: bool) -> Option<String> {
-    let lines: Vec<&str> = output.lines().map(str::trim).collect();
+    // Colour codes (pytest colours its summary on a terminal, `--color=yes`) are not words.
+    let plain = strip_ansi(output);
+    let lines: Vec<&str> = plain.lines().map(str::trim).collect();
     if let Some(line) = lines.iter().find(|l| says_none(l)) {
-        return Some(format!("\"{line}\""));
+        // The runner's own line, as it wrote it (`Ran 0 tests in 0.000s`).
+        return Some(format!(
+            "\"{}\"",
+            line.trim_matches(|c: char| c == '=' || c.is_whitespace())
+        ));
     }
     if whole {
         return go_packages_without_tests(&lines).or_else(|| cargo_ran_zero(&lines));
     }
     None
+}
+
+/// `text` without ANSI escape sequences (CSI `ESC [ … letter`, and lone `ESC x`).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'[') {
+            chars.next();
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            chars.next();
+        }
+    }
+    out
 }
 
 /// A line in which a runner states it ran nothing.
@@ -108,6 +137,27 @@ fn cargo_ran_zero(lines: &[&str]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 49: pytest's coloured summary and unittest's line are quoted as the runner wrote
+    /// them, never blank.
+    #[test]
+    fn coloured_and_framed_lines_are_quoted_as_written() {
+        let coloured = "\u{1b}[33m\u{1b}[33mno tests ran\u{1b}[0m\u{1b}[33m in 0.01s\u{1b}[0m\u{1b}[0m\n";
+        assert_eq!(
+            runner_said_none(coloured, true).as_deref(),
+            Some("\"no tests ran in 0.01s\"")
+        );
+        let framed = "============================ no tests ran in 0.01s ============================\n";
+        assert_eq!(
+            runner_said_none(framed, true).as_deref(),
+            Some("\"no tests ran in 0.01s\"")
+        );
+        let unittest = "\n----------------------------------------------------------------------\nRan 0 tests in 0.000s\n\nNO TESTS RAN\n";
+        assert_eq!(
+            runner_said_none(unittest, true).as_deref(),
+            Some("\"Ran 0 tests in 0.000s\"")
+        );
+    }
 
     /// What the runners print, copied from their real runs (`.ci/run` also runs them:
     /// tests/real_tools.rs).
