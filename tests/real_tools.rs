@@ -529,6 +529,14 @@ fn a_test_that_passes_on_its_rerun_is_flaky_and_not_a_defect() {
             commands[1].ends_with("tests -k 'test_flaky'"),
             "{commands:?}"
         );
+        // Issue 49, point 7: the project's own JUnit report is left as the full run wrote it
+        // (both tests), not the re-run's one test.
+        let junit = std::fs::read_to_string(d.join("reports/junit.xml")).unwrap();
+        assert!(
+            junit.contains("name=\"test_add\"") && junit.contains("name=\"test_flaky\""),
+            "{junit}"
+        );
+        assert!(junit.contains("tests=\"2\""), "{junit}");
         let report = std::fs::read_to_string(d.join(".qa-loop/qa_report.md")).unwrap();
         assert!(
             report.contains("`tests.test_calc::test_flaky`: flaky"),

@@ -678,7 +678,10 @@ impl Verifier {
     /// Re-runs the tests that failed (`flaky_reruns` times at most; SPEC §3.1), with the
     /// runner's own selection when the suite's last command has one, else the whole suite. A
     /// test that passes on its re-run is flaky: passed, marked, never a defect for the fixer.
-    /// The suite's coverage reports are the first run's (a narrowed re-run would shrink them).
+    /// The suite's coverage and JUnit reports are left as the first run wrote them (a narrowed
+    /// re-run would shrink them to its few tests, and a later workflow step publishing the
+    /// project's own report would show those): the re-run's results are read, then the files
+    /// restored.
     async fn rerun_failing(&self, suite: &Suite, mut ex: Execution) -> Execution {
         for _ in 0..self.strategy.flaky_reruns {
             let Some(tests) = &ex.tests else { break };
@@ -698,11 +701,13 @@ impl Verifier {
             let commands = narrowed
                 .clone()
                 .map_or_else(|| suite.commands.clone(), |c| vec![c]);
-            // A narrowed re-run would leave coverage of those tests alone; a whole one measures
-            // everything again.
-            let kept = narrowed
-                .is_some()
-                .then(|| KeptReports::of(&self.root, &suite.coverage));
+            // A narrowed re-run would leave coverage and results of those tests alone; a whole
+            // one measures and reports everything again.
+            let kept = narrowed.is_some().then(|| {
+                let reports: Vec<String> =
+                    suite.coverage.iter().chain(&suite.junit).cloned().collect();
+                KeptReports::of(&self.root, &reports)
+            });
             let again = self.execute(suite, &commands, ex.runs.len()).await;
             if let Some(kept) = kept {
                 kept.restore();

@@ -142,12 +142,14 @@ mod tests {
     /// them, never blank.
     #[test]
     fn coloured_and_framed_lines_are_quoted_as_written() {
-        let coloured = "\u{1b}[33m\u{1b}[33mno tests ran\u{1b}[0m\u{1b}[33m in 0.01s\u{1b}[0m\u{1b}[0m\n";
+        let coloured =
+            "\u{1b}[33m\u{1b}[33mno tests ran\u{1b}[0m\u{1b}[33m in 0.01s\u{1b}[0m\u{1b}[0m\n";
         assert_eq!(
             runner_said_none(coloured, true).as_deref(),
             Some("\"no tests ran in 0.01s\"")
         );
-        let framed = "============================ no tests ran in 0.01s ============================\n";
+        let framed =
+            "============================ no tests ran in 0.01s ============================\n";
         assert_eq!(
             runner_said_none(framed, true).as_deref(),
             Some("\"no tests ran in 0.01s\"")
