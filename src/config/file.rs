@@ -196,6 +196,8 @@ pub enum ProviderKind {
     Anthropic,
     Openai,
     OpenaiCompatible,
+    /// Claude through Amazon Bedrock (the Messages API; SigV4 or a Bedrock API key).
+    Bedrock,
     /// Answers from a recorded session file (tests, the demo).
     Replay,
 }
@@ -206,6 +208,7 @@ impl ProviderKind {
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::Openai => "openai",
             ProviderKind::OpenaiCompatible => "openai-compatible",
+            ProviderKind::Bedrock => "bedrock",
             ProviderKind::Replay => "replay",
         }
     }
@@ -977,6 +980,9 @@ pub struct ConfigFile {
     pub fixer_model: Option<String>,
     #[serde(default)]
     pub base_url: Option<String>,
+    /// The cloud region of `provider: bedrock` (default `AWS_REGION` / `AWS_DEFAULT_REGION`).
+    #[serde(default)]
+    pub region: Option<String>,
     #[serde(default, deserialize_with = "de_non_negative")]
     #[schemars(range(min = 0))]
     pub max_cost_usd: Option<f64>,

@@ -83,9 +83,12 @@ pub struct FlagLayer {
     /// Model for the fixer (overrides --model)
     #[arg(long, env = "QA_LOOP_FIXER_MODEL", global = true)]
     pub fixer_model: Option<String>,
-    /// Base URL of an OpenAI-compatible server
+    /// Base URL of an OpenAI-compatible server (or of a cloud platform's endpoint)
     #[arg(long, env = "QA_LOOP_BASE_URL", global = true, value_name = "URL")]
     pub base_url: Option<String>,
+    /// Cloud region of --provider bedrock (default AWS_REGION / AWS_DEFAULT_REGION)
+    #[arg(long, env = "QA_LOOP_REGION", global = true)]
+    pub region: Option<String>,
     /// API key (also read from ANTHROPIC_API_KEY / OPENAI_API_KEY); never logged
     #[arg(long, env = "QA_LOOP_API_KEY", global = true, hide_env_values = true)]
     pub api_key: Option<String>,
@@ -375,6 +378,8 @@ pub struct Models {
     pub reviewer_model: Option<String>,
     pub fixer_model: Option<String>,
     pub base_url: Option<String>,
+    /// The cloud region (`--region`, `region:`), for `bedrock`.
+    pub region: Option<String>,
     pub api_key: Option<Secret>,
     /// Retries and time limits of model requests.
     pub model_retry: crate::retry::RetryPolicy,
@@ -679,6 +684,7 @@ impl Models {
                 &file.model,
             ]),
             base_url: flags.base_url.clone().or_else(|| file.base_url.clone()),
+            region: flags.region.clone().or_else(|| file.region.clone()),
             api_key,
             model_retry: {
                 let d = crate::retry::RetryPolicy::default();

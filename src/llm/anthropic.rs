@@ -11,6 +11,24 @@ use super::types::{Content, Request, Response, Speaker, Stop, ToolCall, Usage};
 use super::{BoxFuture, Provider, ProviderError};
 use crate::secrets::Secret;
 
+/// Where the Messages API is served, and how a request there is addressed, wrapped and
+/// authenticated (SPEC §5.1). The wire format — the request body, the answer, the stream's
+/// events — is this module's, whatever the endpoint.
+pub enum Endpoint {
+    /// Anthropic's own API (`POST {base}/v1/messages`, `x-api-key`).
+    FirstParty { url: String, key: Secret },
+    /// Amazon Bedrock: `POST {base}/model/{model}/invoke` (or `invoke-with-response-stream`, AWS
+    /// event-stream frames), the body without `model` and `stream`, with `anthropic_version`;
+    /// a Bedrock API key or SigV4.
+    Bedrock {
+        base: String,
+        auth: super::aws::BedrockAuth,
+    },
+}
+
+/// The `anthropic_version` Bedrock documents for the Messages body.
+pub const BEDROCK_VERSION: &str = "bedrock-2023-05-31";
+
 /// The API version qa-loop speaks.
 pub const API_VERSION: &str = "2023-06-01";
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -25,8 +43,7 @@ pub const NONSTREAMING_MAX: u32 = 21_333;
 
 pub struct Anthropic {
     transport: Transport,
-    url: String,
-    key: Secret,
+    endpoint: Endpoint,
     default_model: String,
     thinking: ThinkingBudgets,
     registry: Registry,
@@ -45,10 +62,14 @@ impl Anthropic {
         } else {
             format!("{base}/v1/messages")
         };
+        Anthropic::at(transport, Endpoint::FirstParty { url, key }, default_model)
+    }
+
+    /// The Messages API at `endpoint`.
+    pub fn at(transport: Transport, endpoint: Endpoint, default_model: Option<&str>) -> Self {
         Anthropic {
             transport,
-            url,
-            key,
+            endpoint,
             default_model: default_model.unwrap_or(DEFAULT_MODEL).to_string(),
             thinking: ThinkingBudgets::default(),
             registry: Registry::default(),
@@ -158,23 +179,97 @@ impl Provider for Anthropic {
             if let Some(effort) = plan.effort {
                 body["output_config"] = json!({"effort": effort.as_str()});
             }
-            let headers = [
-                ("x-api-key", self.key.expose().to_string()),
-                ("anthropic-version", API_VERSION.to_string()),
-            ];
-            let answer = if plan.stream {
-                body["stream"] = json!(true);
-                self.transport
-                    .post_events("Anthropic", &self.url, &headers, &body, fold_events)
-                    .await?
-            } else {
-                self.transport
-                    .post_json("Anthropic", &self.url, &headers, &body)
-                    .await?
+            let answer = match &self.endpoint {
+                Endpoint::FirstParty { url, key } => {
+                    let headers = [
+                        ("x-api-key", key.expose().to_string()),
+                        ("anthropic-version", API_VERSION.to_string()),
+                    ];
+                    if plan.stream {
+                        body["stream"] = json!(true);
+                        self.transport
+                            .post_events("Anthropic", url, &headers, &body, fold_events)
+                            .await?
+                    } else {
+                        self.transport
+                            .post_json("Anthropic", url, &headers, &body)
+                            .await?
+                    }
+                }
+                Endpoint::Bedrock { base, auth } => {
+                    let (url, body) = bedrock_request(base, model, body, plan.stream);
+                    let fold = plan
+                        .stream
+                        .then_some(super::http::Fold::EventStream(fold_bedrock));
+                    let (headers, signer): (Vec<(&'static str, String)>, _) = match auth {
+                        super::aws::BedrockAuth::Bearer(k) => (
+                            vec![("authorization", format!("Bearer {}", k.expose()))],
+                            None,
+                        ),
+                        super::aws::BedrockAuth::SigV4(s) => {
+                            (Vec::new(), Some(&**s as &dyn super::http::Authorize))
+                        }
+                    };
+                    self.transport
+                        .post_with("Bedrock", &url, &headers, &body, fold, signer)
+                        .await
+                        .map_err(|e| refused(e, auth))?
+                }
             };
             parse_response(&answer, model)
         })
     }
+}
+
+/// A Messages request as Bedrock takes it, as the `anthropic` SDK's `AnthropicBedrock` makes
+/// it: the model (percent-encoded but for `:` and `;`, so an ARN's `/` stays in one segment) and
+/// streaming in the URL, `anthropic_version` in the body.
+pub fn bedrock_request(base: &str, model: &str, mut body: Value, stream: bool) -> (String, Value) {
+    if let Some(map) = body.as_object_mut() {
+        map.remove("model");
+        map.remove("stream");
+        map.insert("anthropic_version".into(), json!(BEDROCK_VERSION));
+    }
+    let model: String = model
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b':' | b';' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    let verb = if stream {
+        "invoke-with-response-stream"
+    } else {
+        "invoke"
+    };
+    (
+        format!("{}/model/{model}/{verb}", base.trim_end_matches('/')),
+        body,
+    )
+}
+
+/// A refusal of Bedrock's credentials (HTTP 401/403: a bad signature, an unknown or expired key)
+/// as the credential error it is, naming where the keys came from.
+fn refused(e: ProviderError, auth: &super::aws::BedrockAuth) -> ProviderError {
+    let origin = match auth {
+        super::aws::BedrockAuth::Bearer(_) => "AWS_BEARER_TOKEN_BEDROCK".to_string(),
+        super::aws::BedrockAuth::SigV4(s) => s.origin.clone(),
+    };
+    match e {
+        ProviderError::Fatal(t) if t.contains("HTTP 401") || t.contains("HTTP 403") => {
+            ProviderError::Credential(format!(
+                "{t} — Bedrock refused the credentials from {origin}: check them (and the region)"
+            ))
+        }
+        other => other,
+    }
+}
+
+/// Bedrock's event stream folded into the answer, through the Messages stream's own folder.
+pub fn fold_bedrock(bytes: &[u8]) -> Result<Value, StreamFault> {
+    fold_events(&super::eventstream::bedrock_to_sse(bytes)?)
 }
 
 fn ephemeral() -> Value {
@@ -589,19 +684,47 @@ mod tests {
     }
 
     #[test]
+    fn bedrock_requests_carry_the_model_in_the_path() {
+        let body = json!({"model": "m", "stream": true, "max_tokens": 8, "messages": []});
+        let (url, body) = bedrock_request(
+            "http://127.0.0.1:9/",
+            "arn:aws:bedrock:us-east-1:1:inference-profile/us.anthropic.claude-sonnet-5-5-v1:0",
+            body,
+            true,
+        );
+        assert_eq!(
+            url,
+            "http://127.0.0.1:9/model/arn:aws:bedrock:us-east-1:1:inference-profile%2Fus.anthropic.claude-sonnet-5-5-v1:0/invoke-with-response-stream"
+        );
+        assert_eq!(
+            body,
+            json!({"max_tokens": 8, "messages": [], "anthropic_version": BEDROCK_VERSION})
+        );
+    }
+
+    #[test]
     fn the_url_takes_a_base_with_or_without_v1() {
         let t = Transport::new(Default::default(), None).unwrap();
         let key = Secret::new("k");
+        let url = |a: Anthropic| match a.endpoint {
+            Endpoint::FirstParty { url, .. } => url,
+            Endpoint::Bedrock { .. } => unreachable!(),
+        };
         assert_eq!(
-            Anthropic::new(t.clone(), None, key.clone(), None).url,
+            url(Anthropic::new(t.clone(), None, key.clone(), None)),
             "https://api.anthropic.com/v1/messages"
         );
         assert_eq!(
-            Anthropic::new(t.clone(), Some("http://127.0.0.1:9/v1/"), key.clone(), None).url,
+            url(Anthropic::new(
+                t.clone(),
+                Some("http://127.0.0.1:9/v1/"),
+                key.clone(),
+                None
+            )),
             "http://127.0.0.1:9/v1/messages"
         );
         assert_eq!(
-            Anthropic::new(t, Some("http://127.0.0.1:9"), key, None).url,
+            url(Anthropic::new(t, Some("http://127.0.0.1:9"), key, None)),
             "http://127.0.0.1:9/v1/messages"
         );
     }

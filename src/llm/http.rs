@@ -70,6 +70,26 @@ pub struct StreamFault {
 /// Folds a server-sent event stream into the answer JSON.
 pub type FoldEvents = fn(&str) -> Result<Value, StreamFault>;
 
+/// How a streamed answer is framed, and how it is folded into the answer JSON.
+#[derive(Clone, Copy)]
+pub enum Fold {
+    /// Server-sent events (`text/event-stream`).
+    Sse(FoldEvents),
+    /// AWS event-stream frames (Bedrock): the bytes as they came.
+    EventStream(fn(&[u8]) -> Result<Value, StreamFault>),
+}
+
+/// How a request is authenticated when a fixed header will not do: a signature over the exact
+/// bytes sent (SigV4), or a short-lived token refreshed before it expires. Asked on every
+/// attempt; its error names the provider and the variable to check.
+pub trait Authorize: Send + Sync {
+    fn headers<'a>(
+        &'a self,
+        url: &'a str,
+        body: &'a [u8],
+    ) -> super::BoxFuture<'a, Result<Vec<(&'static str, String)>, String>>;
+}
+
 /// How long a streamed answer may take in all: the `anthropic` SDK's longest expected request.
 const STREAM_LIMIT: Duration = Duration::from_secs(60 * 60);
 
@@ -118,7 +138,7 @@ impl Transport {
         url: &str,
         headers: &HeaderMap,
         body: &[u8],
-        streamed: bool,
+        streamed: Option<Fold>,
     ) -> AttemptOutcome {
         let call = async {
             let mut request = self
@@ -126,11 +146,15 @@ impl Transport {
                 .post(url)
                 .headers(headers.clone())
                 .header(reqwest::header::CONTENT_TYPE, "application/json");
-            if streamed {
+            if let Some(fold) = streamed {
                 // Events keep coming while a long answer is written: the per-request limit
                 // would cut it, so a streamed answer gets the SDK's longest request time.
+                let accept = match fold {
+                    Fold::Sse(_) => "text/event-stream",
+                    Fold::EventStream(_) => "application/vnd.amazon.eventstream",
+                };
                 request = request
-                    .header(reqwest::header::ACCEPT, "text/event-stream")
+                    .header(reqwest::header::ACCEPT, accept)
                     .timeout(STREAM_LIMIT.max(self.retry.timeout));
             }
             let response = request
@@ -140,8 +164,12 @@ impl Transport {
                 .map_err(|e| transport_error(&e))?;
             let status = response.status().as_u16();
             let wait = retry_after(response.headers());
-            let text = response.text().await.map_err(|e| e.to_string());
-            Ok((status, wait, text))
+            let bytes = response
+                .bytes()
+                .await
+                .map(|b| b.to_vec())
+                .map_err(|e| e.to_string());
+            Ok((status, wait, bytes))
         };
         match self.deadline {
             Some(at) => tokio::time::timeout_at(at.into(), call)
@@ -160,7 +188,21 @@ impl Transport {
         headers: &[(&'static str, String)],
         body: &Value,
     ) -> Result<Value, ProviderError> {
-        self.post(service, url, headers, body, None).await
+        self.post(service, url, headers, body, None, None).await
+    }
+
+    /// The general call: `fold` for a streamed answer, `auth` for headers made per attempt
+    /// over the exact bytes sent (a signature, a refreshed token).
+    pub async fn post_with(
+        &self,
+        service: &str,
+        url: &str,
+        headers: &[(&'static str, String)],
+        body: &Value,
+        fold: Option<Fold>,
+        auth: Option<&dyn Authorize>,
+    ) -> Result<Value, ProviderError> {
+        self.post(service, url, headers, body, fold, auth).await
     }
 
     /// As [`post_json`](Self::post_json) for a request that streams (`"stream": true`): the
@@ -173,7 +215,8 @@ impl Transport {
         body: &Value,
         fold: FoldEvents,
     ) -> Result<Value, ProviderError> {
-        self.post(service, url, headers, body, Some(fold)).await
+        self.post(service, url, headers, body, Some(Fold::Sse(fold)), None)
+            .await
     }
 
     async fn post(
@@ -182,7 +225,8 @@ impl Transport {
         url: &str,
         headers: &[(&'static str, String)],
         body: &Value,
-        fold: Option<FoldEvents>,
+        fold: Option<Fold>,
+        auth: Option<&dyn Authorize>,
     ) -> Result<Value, ProviderError> {
         let header_map = sensitive_headers(service, headers)?;
         let body = serde_json::to_string(body).map_err(|e| {
@@ -192,7 +236,14 @@ impl Transport {
         let body = crate::secrets::redact(&body).into_owned().into_bytes();
         let mut attempt = 0;
         loop {
-            let outcome = self.attempt(url, &header_map, &body, fold.is_some()).await;
+            let mut header_map = header_map.clone();
+            if let Some(auth) = auth {
+                let made = auth.headers(url, &body).await.map_err(|e| {
+                    ProviderError::Credential(self.scrub(&format!("{service}: {e}")))
+                })?;
+                header_map.extend(sensitive_headers(service, &made)?);
+            }
+            let outcome = self.attempt(url, &header_map, &body, fold).await;
             let (why, wait) = match self.judge(service, outcome, fold) {
                 ControlFlow::Break(result) => return result,
                 ControlFlow::Continue(failure) => failure,
@@ -219,8 +270,43 @@ impl Transport {
         &self,
         service: &str,
         outcome: AttemptOutcome,
-        fold: Option<FoldEvents>,
+        fold: Option<Fold>,
     ) -> ControlFlow<Result<Value, ProviderError>, (String, Option<Duration>)> {
+        let outcome = match outcome {
+            Ok((status, wait, Ok(bytes))) if (200..300).contains(&status) => {
+                // A JSON answer to a streamed request is an error body, not frames.
+                if let Some(Fold::EventStream(fold)) = fold
+                    && !bytes.trim_ascii_start().starts_with(b"{")
+                {
+                    return match fold(&bytes) {
+                        Ok(answer) => ControlFlow::Break(Ok(answer)),
+                        Err(f) if !f.retryable => {
+                            let why = format!("{service}: {}", f.message);
+                            ControlFlow::Break(Err(ProviderError::Fatal(self.scrub(&why))))
+                        }
+                        Err(f) => {
+                            ControlFlow::Continue((format!("{service}: {}", f.message), wait))
+                        }
+                    };
+                }
+                Ok((
+                    status,
+                    wait,
+                    Ok(String::from_utf8_lossy(&bytes).into_owned()),
+                ))
+            }
+            Ok((status, wait, Ok(bytes))) => Ok((
+                status,
+                wait,
+                Ok(String::from_utf8_lossy(&bytes).into_owned()),
+            )),
+            Ok((status, wait, Err(e))) => Ok((status, wait, Err(e))),
+            Err(e) => Err(e),
+        };
+        let fold = match fold {
+            Some(Fold::Sse(f)) => Some(f),
+            _ => None,
+        };
         ControlFlow::Continue(match outcome {
             Err(e) if e == DEADLINE => {
                 let why = format!("{service}: {DEADLINE}");
@@ -367,7 +453,7 @@ fn sensitive_headers(
 
 /// One attempt's outcome: the status, the server's wait and the answer's text (or why it was
 /// cut); or why there is no answer.
-type AttemptOutcome = Result<(u16, Option<Duration>, Result<String, String>), String>;
+type AttemptOutcome = Result<(u16, Option<Duration>, Result<Vec<u8>, String>), String>;
 
 /// Said when the run's time limit ends a call.
 const DEADLINE: &str = "the run's time limit was reached during the model call";

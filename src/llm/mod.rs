@@ -3,6 +3,8 @@
 //! transport with retries ([`http`]), the model registry ([`registry`]), thinking settings ([`thinking`]), and the `replay` provider.
 
 pub mod anthropic;
+pub mod aws;
+pub mod eventstream;
 pub mod http;
 pub mod openai;
 pub mod openai_common;
@@ -32,6 +34,10 @@ pub enum ProviderError {
     /// A failure retrying cannot fix (bad request, bad key, exhausted replay session).
     #[error("{0}")]
     Fatal(String),
+    /// The credential could not be had or was refused (it names the provider, what was refused
+    /// and the variable to check): the run stops (exit 4), never a verdict.
+    #[error("{0}")]
+    Credential(String),
 }
 
 /// No model service: a run that asks no model (a merge-queue run) holds this one, so a

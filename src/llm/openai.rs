@@ -201,6 +201,7 @@ fn server_hint(e: ProviderError) -> ProviderError {
             let h = hint(&t);
             ProviderError::Unavailable(format!("{t}{h}"))
         }
+        ProviderError::Credential(t) => ProviderError::Credential(t),
     }
 }
 

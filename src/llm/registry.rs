@@ -513,10 +513,38 @@ pub fn skipped() -> &'static [Skip] {
 /// snapshot of.
 fn find(id: &str) -> Option<&'static Builtin> {
     let all = builtin();
-    all.iter().find(|b| b.id == id).or_else(|| {
-        all.iter()
-            .find(|b| id.strip_prefix(b.id.as_str()).is_some_and(is_snapshot))
-    })
+    let exact = |id: &str| {
+        all.iter().find(|b| b.id == id).or_else(|| {
+            all.iter()
+                .find(|b| id.strip_prefix(b.id.as_str()).is_some_and(is_snapshot))
+        })
+    };
+    exact(id).or_else(|| exact(cloud_model_id(id)))
+}
+
+/// The model a cloud platform's id names (SPEC §5.1: Bedrock and Vertex ids map to the
+/// registry's entry): Bedrock's `us.anthropic.claude-sonnet-5-5-v1:0` (an inference profile's
+/// geography prefix, the `anthropic.` vendor, the `-vN:M` version) or an ARN's last part; Vertex's
+/// `claude-sonnet-5-5@20251001` is a snapshot already.
+pub fn cloud_model_id(id: &str) -> &str {
+    let id = id.rsplit('/').next().unwrap_or(id);
+    let id = id.split_once("anthropic.").map_or(id, |(geo, rest)| {
+        // Only an inference profile's geography may precede the vendor.
+        const GEOGRAPHIES: [&str; 9] = [
+            "", "us.", "eu.", "apac.", "global.", "us-gov.", "jp.", "au.", "ca.",
+        ];
+        if GEOGRAPHIES.contains(&geo) { rest } else { id }
+    });
+    match id.rfind("-v") {
+        Some(i)
+            if id[i + 2..]
+                .split(':')
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) =>
+        {
+            &id[..i]
+        }
+        _ => id,
+    }
 }
 
 /// The built-in table plus the config's `models:` (which win, field by field).
@@ -534,6 +562,11 @@ impl Registry {
     pub fn model(&self, model: &str) -> Model {
         let id = model.rsplit('/').next().unwrap_or(model);
         let mut m = find(id).map_or_else(Model::unknown, Builtin::model);
+        if self.entry(model).is_none()
+            && let Some(e) = self.entry(cloud_model_id(model))
+        {
+            e.apply(&mut m);
+        }
         if let Some(e) = self.entry(model) {
             e.apply(&mut m);
         }
@@ -611,6 +644,41 @@ fn longest<'a>(entries: &'a BTreeMap<String, ModelEntry>, id: &str) -> Option<&'
 mod tests {
     use super::*;
     use crate::llm::Usage;
+
+    /// Issue 50: Bedrock's model ids, inference profiles and ARNs map to the registry's entry.
+    #[test]
+    fn cloud_platform_ids_find_their_model() {
+        for (id, want) in [
+            ("us.anthropic.claude-sonnet-5-5-v1:0", "claude-sonnet-5-5"),
+            (
+                "global.anthropic.claude-sonnet-5-5-v1:0",
+                "claude-sonnet-5-5",
+            ),
+            (
+                "anthropic.claude-sonnet-4-5-20250929-v1:0",
+                "claude-sonnet-4-5-20250929",
+            ),
+            (
+                "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-5-5-v1:0",
+                "claude-sonnet-5-5",
+            ),
+            ("claude-sonnet-5-5@20251001", "claude-sonnet-5-5@20251001"),
+            ("gpt-5.4", "gpt-5.4"),
+            ("my.anthropic.fork.model", "my.anthropic.fork.model"),
+        ] {
+            assert_eq!(cloud_model_id(id), want, "{id}");
+        }
+        let r = Registry::default();
+        assert_eq!(
+            r.model("us.anthropic.claude-sonnet-5-5-v1:0"),
+            r.model("claude-sonnet-5-5")
+        );
+        assert_eq!(
+            r.price("anthropic.claude-sonnet-4-5-20250929-v1:0")
+                .map(|p| p.rates.input),
+            Some(3.0)
+        );
+    }
 
     #[test]
     fn dated_and_routed_ids_find_their_entry_and_no_family_guess() {

@@ -87,8 +87,44 @@ pub fn provider(
                     .with_registry(registry),
             )
         }
+        ProviderKind::Bedrock => Box::new(
+            Anthropic::at(transport, bedrock(settings)?, None)
+                .with_thinking(thinking)
+                .with_registry(registry),
+        ),
         ProviderKind::Replay => unreachable!("handled above"),
     })
+}
+
+/// Bedrock's endpoint and credentials (SPEC §5.1): the region from `--region`/`region:`, else
+/// `AWS_REGION`/`AWS_DEFAULT_REGION`; the endpoint from `--base-url`, else the AWS SDKs' own
+/// override variables, else the region's; the credentials in the AWS SDKs' order. Missing ones
+/// are usage errors naming what to set.
+fn bedrock(settings: &Settings) -> Result<crate::llm::anthropic::Endpoint, RunError> {
+    use crate::env_vars::var;
+    let region = settings
+        .models
+        .region
+        .clone()
+        .or_else(|| var("AWS_REGION"))
+        .or_else(|| var("AWS_DEFAULT_REGION"))
+        .filter(|r| !r.trim().is_empty())
+        .ok_or_else(|| {
+            RunError::Usage(
+                "--provider bedrock needs a region: set AWS_REGION (aws-actions/configure-aws-credentials exports it), the `region` input, --region or `region:` in the config".into(),
+            )
+        })?;
+    let base = settings
+        .models
+        .base_url
+        .clone()
+        .or_else(|| var("AWS_ENDPOINT_URL_BEDROCK_RUNTIME"))
+        .or_else(|| var("AWS_ENDPOINT_URL"))
+        .filter(|b| !b.trim().is_empty())
+        .unwrap_or_else(|| format!("https://bedrock-runtime.{region}.amazonaws.com"));
+    let auth = crate::llm::aws::chain(&var, &region)
+        .map_err(|e| RunError::Usage(format!("--provider bedrock: {e}")))?;
+    Ok(crate::llm::anthropic::Endpoint::Bedrock { base, auth })
 }
 
 /// Every model the run will call; each needs a price when a cost limit is set.
@@ -162,7 +198,7 @@ pub fn resolved_models(settings: &Settings) -> Vec<ResolvedModel> {
     .filter_map(|(role, agent, m)| {
         let id = m.clone().or_else(|| default.map(str::to_string))?;
         let api = match kind {
-            Some(ProviderKind::Anthropic) => Api::Messages,
+            Some(ProviderKind::Anthropic | ProviderKind::Bedrock) => Api::Messages,
             Some(ProviderKind::Openai) => crate::llm::openai::api(false, registry, &id),
             _ => crate::llm::openai::api(true, registry, &id),
         };

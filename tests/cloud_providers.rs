@@ -1,0 +1,434 @@
+//! Issue 50: Claude through Amazon Bedrock, against a local fake of Bedrock Runtime and STS that
+//! is itself checked by the reference clients (tests/fixtures/cloud/): the fake recomputes every
+//! SigV4 signature with botocore's signer, and the `anthropic` SDK's `AnthropicBedrock` (static
+//! keys, streaming and not; a Bedrock API key) and botocore's web identity provider must succeed
+//! against it before qa-loop's requests are judged by it.
+//!
+//! `.ci/run` installs `anthropic[bedrock,vertex]==2.14.0` and botocore; elsewhere the tests print
+//! why they did not run (and fail when `QA_LOOP_REAL_TOOLS=1`).
+
+mod support;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
+use support::*;
+
+use serde_json::{Value, json};
+
+const MODEL: &str = "us.anthropic.claude-sonnet-5-5-v1:0";
+const KEY_ID: &str = "AKIAQALOOPTEST000001";
+const SECRET: &str = "qaloopSECRETbedrock0000000000000000000001";
+const BEARER: &str = "ABSKQmVkcm9ja0FQSUtleS1xYWxvb3B0ZXN0";
+const OIDC: &str = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJyZXBvOm9yZy9yZXBvIn0.c2lnbmF0dXJl";
+const ROLE: &str = "arn:aws:iam::123456789012:role/qa-loop";
+
+fn have_reference_clients() -> bool {
+    have_tool(
+        "the `anthropic[bedrock]` SDK and botocore",
+        "python3",
+        &["-c", "import anthropic.lib.bedrock, botocore.auth"],
+    )
+}
+
+struct Fake {
+    child: Child,
+    url: String,
+    state: tempfile::TempDir,
+}
+
+impl Drop for Fake {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/cloud")
+        .join(name)
+}
+
+impl Fake {
+    fn start(answers: Vec<Value>, extra: Value) -> Fake {
+        let state = tempfile::tempdir().unwrap();
+        let mut config = json!({"keys": {KEY_ID: SECRET}, "bearer": BEARER,
+            "web_identity_token": OIDC, "answers": answers});
+        for (k, v) in extra.as_object().unwrap() {
+            config[k] = v.clone();
+        }
+        std::fs::write(state.path().join("config.json"), config.to_string()).unwrap();
+        std::fs::write(state.path().join("requests.jsonl"), "").unwrap();
+        let port_file = state.path().join("port");
+        let child = Command::new("python3")
+            .arg(fixture("fake_bedrock.py"))
+            .arg(&port_file)
+            .arg(state.path())
+            .spawn()
+            .unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !port_file.exists() {
+            assert!(std::time::Instant::now() < until, "the fake did not start");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let port = std::fs::read_to_string(&port_file).unwrap();
+        Fake {
+            child,
+            url: format!("http://127.0.0.1:{}", port.trim()),
+            state,
+        }
+    }
+
+    fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.state.path().join("requests.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    fn clear(&self) {
+        std::fs::write(self.state.path().join("requests.jsonl"), "").unwrap();
+    }
+}
+
+fn text_answer() -> Value {
+    json!({"content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+           "usage": {"input_tokens": 10, "output_tokens": 2}})
+}
+
+fn verdict(status: &str) -> Value {
+    let issues = if status == "approved" {
+        json!([])
+    } else {
+        json!([{"id": "Q1", "title": "add subtracts", "type": "unit_test", "severity": "high",
+                "file": "calc.py", "line": 2, "fix": "return a + b"}])
+    };
+    json!({"content": [{"type": "tool_use", "id": "toolu_bdrk_1", "name": "submit_verdict",
+        "input": {"status": status, "score": 92, "confidence": 0.9, "summary": "fine",
+                  "criteria": [], "issues": issues}}],
+        "stop_reason": "tool_use", "usage": {"input_tokens": 1200, "output_tokens": 80}})
+}
+
+fn project(dir: &Path, extra: &str) {
+    std::fs::write(dir.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
+    std::fs::write(
+        dir.join("test_calc.py"),
+        "from calc import add\nassert add(2, 2) == 4\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join(".gitignore"), ".qa-loop/\n__pycache__/\n").unwrap();
+    std::fs::write(
+        dir.join("qa-loop.yml"),
+        format!("risk_level: low\nunit_tests:\n  commands: [\"python3 test_calc.py\"]\nmodel_retry_backoff: 50ms\n{extra}"),
+    )
+    .unwrap();
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "init"]);
+}
+
+/// `qa-loop run --provider bedrock` in `dir` against `fake`, with `env` as the credentials.
+fn run(dir: &Path, fake: &Fake, env: &[(&str, &str)], extra: &[&str]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_qa-loop"));
+    c.current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("NO_COLOR", "1")
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", &fake.url)
+        .args(["run", "--provider", "bedrock", "--model", MODEL])
+        .args(if extra.contains(&"--mode") {
+            &[][..]
+        } else {
+            &["--mode", "review"][..]
+        })
+        .args(extra)
+        .envs(env.iter().copied());
+    c.output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn the_reference_clients_succeed_against_the_fake() {
+    if !have_reference_clients() {
+        return;
+    }
+    let fake = Fake::start(vec![text_answer()], json!({}));
+    let tmp = tempfile::tempdir().unwrap();
+    let token = tmp.path().join("token");
+    std::fs::write(&token, OIDC).unwrap();
+    let o = Command::new("python3")
+        .arg(fixture("reference_bedrock.py"))
+        .args([&fake.url, MODEL, KEY_ID, SECRET, BEARER])
+        .arg(&token)
+        .arg(ROLE)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        got,
+        json!({"static": "text", "stream": "text", "bearer": "text", "web_identity": "text"})
+    );
+    let reqs = fake.requests();
+    let invokes: Vec<&Value> = reqs.iter().filter(|r| r["model"].is_string()).collect();
+    assert_eq!(invokes.len(), 4, "{reqs:#?}");
+    assert!(invokes.iter().all(|r| r["signed"] == true), "{reqs:#?}");
+    assert!(
+        reqs.iter()
+            .any(|r| r["sts"] == "AssumeRoleWithWebIdentity" && r["token_ok"] == true)
+    );
+    // A wrong secret is refused by the same check (the fake is not a yes-man).
+    let o = Command::new("python3")
+        .args(["-c", "import sys; from anthropic import AnthropicBedrock as B; c = B(aws_access_key=sys.argv[2], aws_secret_key='wrong', aws_region='us-east-1', base_url=sys.argv[1], max_retries=0)\ntry:\n    c.messages.create(model=sys.argv[3], max_tokens=8, messages=[{'role': 'user', 'content': 'x'}])\nexcept Exception as e:\n    print(type(e).__name__, e)\n    sys.exit(3)"])
+        .args([&fake.url, KEY_ID, MODEL])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("signature"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+/// A review approves through each credential source; every request is signed as AWS verifies it
+/// and shaped as the SDK shapes its own: the model and streaming in the path, the body without
+/// `model` and `stream`, with `anthropic_version`.
+#[test]
+fn a_review_approves_through_bedrock_with_each_credential_source() {
+    if !have_reference_clients() {
+        return;
+    }
+    let fake = Fake::start(vec![verdict("approved")], json!({}));
+    // The SDK's own request for the same model, as the fake recorded it.
+    let sdk = Command::new("python3")
+        .args(["-c", "import sys; from anthropic import AnthropicBedrock as B; B(aws_access_key=sys.argv[2], aws_secret_key=sys.argv[3], aws_region='us-east-1', base_url=sys.argv[1]).messages.create(model=sys.argv[4], max_tokens=8, system='s', messages=[{'role': 'user', 'content': 'x'}])"])
+        .args([&fake.url, KEY_ID, SECRET, MODEL])
+        .output()
+        .unwrap();
+    assert!(sdk.status.success(), "{}", stderr(&sdk));
+    let sdk_request = fake.requests().pop().unwrap();
+    fake.clear();
+    let tmp = tempfile::tempdir().unwrap();
+    let token = tmp.path().join("token");
+    std::fs::write(&token, OIDC).unwrap();
+    let creds = tmp.path().join("credentials");
+    std::fs::write(
+        &creds,
+        format!("[ci]\naws_access_key_id = {KEY_ID}\naws_secret_access_key = {SECRET}\n"),
+    )
+    .unwrap();
+    let (token, creds) = (token.display().to_string(), creds.display().to_string());
+    /// A credential source: its name, its variables, how the fake sees it authenticated.
+    type Source<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a str);
+    let sources: Vec<Source> = vec![
+        (
+            "static keys",
+            vec![
+                ("AWS_ACCESS_KEY_ID", KEY_ID),
+                ("AWS_SECRET_ACCESS_KEY", SECRET),
+            ],
+            "sigv4",
+        ),
+        (
+            "Bedrock API key",
+            vec![("AWS_BEARER_TOKEN_BEDROCK", BEARER)],
+            "bearer",
+        ),
+        (
+            "web identity",
+            vec![
+                ("AWS_WEB_IDENTITY_TOKEN_FILE", &token),
+                ("AWS_ROLE_ARN", ROLE),
+                ("AWS_ENDPOINT_URL_STS", &fake.url),
+            ],
+            "sigv4",
+        ),
+        (
+            "profile",
+            vec![
+                ("AWS_SHARED_CREDENTIALS_FILE", &creds),
+                ("AWS_PROFILE", "ci"),
+            ],
+            "sigv4",
+        ),
+    ];
+    for (name, env, how) in sources {
+        for stream in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            // A thinking budget past what the SDK sends unstreamed: the request streams.
+            project(
+                dir.path(),
+                if stream {
+                    "reviewer_thinking: 32000\n"
+                } else {
+                    ""
+                },
+            );
+            fake.clear();
+            let o = run(dir.path(), &fake, &env, &[]);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(0), "{name} (stream {stream}): {err}");
+            let reqs = fake.requests();
+            let invoke: Vec<&Value> = reqs.iter().filter(|r| r["model"].is_string()).collect();
+            assert_eq!(invoke.len(), 1, "{name}: {reqs:#?}");
+            let r = invoke[0];
+            assert_eq!(r["auth"], how, "{name}");
+            assert_eq!(r["signed"], true, "{name}: {r:#}");
+            assert_eq!(r["stream"], stream, "{name}");
+            let verb = if stream {
+                "invoke-with-response-stream"
+            } else {
+                "invoke"
+            };
+            assert_eq!(r["path"], format!("/model/{MODEL}/{verb}"), "{name}");
+            // As the SDK's: the same path for the same model, no `model` or `stream` in the body,
+            // an `anthropic_version`, and the Messages fields the SDK would send.
+            assert_eq!(sdk_request["path"], format!("/model/{MODEL}/invoke"));
+            let body = r["body"].as_object().unwrap();
+            for gone in ["model", "stream"] {
+                assert!(
+                    !body.contains_key(gone)
+                        && !sdk_request["body"].as_object().unwrap().contains_key(gone)
+                );
+            }
+            assert_eq!(body["anthropic_version"], "bedrock-2023-05-31");
+            assert!(sdk_request["body"]["anthropic_version"].is_string());
+            for key in body.keys() {
+                assert!(
+                    [
+                        "anthropic_version",
+                        "max_tokens",
+                        "messages",
+                        "system",
+                        "tools",
+                        "thinking",
+                        "output_config",
+                        "tool_choice"
+                    ]
+                    .contains(&key.as_str()),
+                    "{name}: unexpected body key {key}"
+                );
+            }
+            assert_eq!(
+                body["messages"][0]["role"],
+                sdk_request["body"]["messages"][0]["role"]
+            );
+            assert_eq!(r["headers"]["content-type"], "application/json");
+            if how == "sigv4" {
+                let signed = r["signed_headers"][0].as_str().unwrap();
+                assert!(
+                    signed.contains("host") && signed.contains("x-amz-date"),
+                    "{signed}"
+                );
+            }
+            // No credential in any output.
+            let out = format!("{}{err}", String::from_utf8_lossy(&o.stdout));
+            for secret in [SECRET, BEARER, OIDC] {
+                assert!(!out.contains(secret), "{name}: a credential in the output");
+            }
+            let report = std::fs::read_to_string(dir.path().join(".qa-loop/qa_report.md")).unwrap();
+            assert!(!report.contains(SECRET) && !report.contains(BEARER));
+        }
+    }
+}
+
+/// A refused credential stops the run with exit 4 and an error naming the provider and where the
+/// keys came from — never a verdict; the key is in no output.
+#[test]
+fn a_bad_key_ends_with_exit_4_naming_bedrock() {
+    if !have_reference_clients() {
+        return;
+    }
+    let fake = Fake::start(vec![verdict("approved")], json!({}));
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), "");
+    let wrong = "wrongSECRETwrongSECRETwrongSECRET0000000";
+    let o = run(
+        dir.path(),
+        &fake,
+        &[
+            ("AWS_ACCESS_KEY_ID", KEY_ID),
+            ("AWS_SECRET_ACCESS_KEY", wrong),
+        ],
+        &[],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    let r = qa_result(dir.path());
+    assert_eq!(r["verdict"], "error", "{r:#}");
+    let errors = r["errors"].to_string();
+    assert!(
+        errors.contains("Bedrock") && errors.contains("AWS_ACCESS_KEY_ID"),
+        "{errors}"
+    );
+    assert!(errors.contains("signature"), "{errors}");
+    let report = std::fs::read_to_string(dir.path().join(".qa-loop/qa_report.md")).unwrap();
+    for text in [&err, &errors, &report] {
+        assert!(!text.contains(wrong) && !text.contains(SECRET));
+    }
+    // No region: exit 2 naming the setting.
+    let mut c = Command::new(env!("CARGO_BIN_EXE_qa-loop"));
+    let o = c
+        .current_dir(dir.path())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("AWS_ACCESS_KEY_ID", KEY_ID)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .args(["run", "--provider", "bedrock", "--model", MODEL])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("AWS_REGION"), "{}", stderr(&o));
+}
+
+/// Bedrock's throttling answer (429 ThrottlingException with `retry-after`) is waited out and
+/// retried; a cost budget stops the run on Bedrock as anywhere (exit 4).
+#[test]
+fn throttling_is_retried_and_a_cost_budget_stops_the_run() {
+    if !have_reference_clients() {
+        return;
+    }
+    let fake = Fake::start(
+        vec![verdict("approved")],
+        json!({"throttle_first": 1, "retry_after": 1}),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), "");
+    let keys = [
+        ("AWS_ACCESS_KEY_ID", KEY_ID),
+        ("AWS_SECRET_ACCESS_KEY", SECRET),
+    ];
+    let started = std::time::Instant::now();
+    let o = run(dir.path(), &fake, &keys, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(started.elapsed() >= std::time::Duration::from_secs(1));
+    let invokes = fake
+        .requests()
+        .iter()
+        .filter(|r| r["model"].is_string())
+        .count();
+    assert_eq!(invokes, 2, "one throttled, one answered");
+    assert!(stderr(&o).contains("retrying"), "{}", stderr(&o));
+
+    // A rejecting review costs more than the budget allows for the fixer's turn.
+    let fake = Fake::start(vec![verdict("rejected")], json!({}));
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), "");
+    let mut args = vec!["--max-cost-usd", "0.001"];
+    args.extend(["--mode", "fix"]);
+    let o = run(dir.path(), &fake, &keys, &args);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let report = std::fs::read_to_string(dir.path().join(".qa-loop/qa_report.md")).unwrap();
+    assert!(report.to_lowercase().contains("budget"), "{report}");
+}
