@@ -432,3 +432,231 @@ fn throttling_is_retried_and_a_cost_budget_stops_the_run() {
     let report = std::fs::read_to_string(dir.path().join(".qa-loop/qa_report.md")).unwrap();
     assert!(report.to_lowercase().contains("budget"), "{report}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Google Vertex AI.
+
+const VMODEL: &str = "claude-sonnet-5-5@20251001";
+const PROJECT: &str = "qa-loop-test";
+const REQUEST_TOKEN: &str = "ghs_ACTIONSIDTOKENREQUESTTOKEN0000001";
+const AUDIENCE: &str =
+    "//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/gh";
+
+/// The fake Vertex with its Google endpoints, and the two credential files that point at it: an
+/// `external_account` file as google-github-actions/auth writes it (subject token from the
+/// Actions OIDC URL with the request token in its headers, impersonation of a service account)
+/// and a `service_account` key made with openssl.
+struct Vertex {
+    fake: Fake,
+    files: tempfile::TempDir,
+}
+
+impl Vertex {
+    fn start(answers: Vec<Value>) -> Vertex {
+        let files = tempfile::tempdir().unwrap();
+        let key = files.path().join("key.pem");
+        let ok = Command::new("openssl")
+            .args([
+                "genpkey",
+                "-algorithm",
+                "RSA",
+                "-pkeyopt",
+                "rsa_keygen_bits:2048",
+                "-out",
+            ])
+            .arg(&key)
+            .output()
+            .unwrap();
+        assert!(ok.status.success(), "{}", stderr(&ok));
+        let public = Command::new("openssl")
+            .args(["pkey", "-pubout", "-in"])
+            .arg(&key)
+            .output()
+            .unwrap();
+        let public = String::from_utf8(public.stdout).unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let config = json!({"oidc": OIDC, "request_token": REQUEST_TOKEN, "audience": AUDIENCE,
+            "public_key": public, "answers": answers});
+        std::fs::write(state.path().join("config.json"), config.to_string()).unwrap();
+        std::fs::write(state.path().join("requests.jsonl"), "").unwrap();
+        let port_file = state.path().join("port");
+        let child = Command::new("python3")
+            .arg(fixture("fake_vertex.py"))
+            .arg(&port_file)
+            .arg(state.path())
+            .spawn()
+            .unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !port_file.exists() {
+            assert!(std::time::Instant::now() < until, "the fake did not start");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let url = format!(
+            "http://127.0.0.1:{}",
+            std::fs::read_to_string(&port_file).unwrap().trim()
+        );
+        let external = json!({
+            "type": "external_account", "audience": AUDIENCE,
+            "subject_token_type": "urn:ietf:params:oauth:token-type:jwt",
+            "token_url": format!("{url}/v1/token"),
+            "service_account_impersonation_url": format!("{url}/v1/projects/-/serviceAccounts/qa@{PROJECT}.iam.gserviceaccount.com:generateAccessToken"),
+            "credential_source": {"url": format!("{url}/oidc?audience=https://iam.googleapis.com"),
+                "headers": {"Authorization": format!("Bearer {REQUEST_TOKEN}")},
+                "format": {"type": "json", "subject_token_field_name": "value"}}
+        });
+        std::fs::write(files.path().join("gha-creds-1.json"), external.to_string()).unwrap();
+        let sa = json!({"type": "service_account", "project_id": PROJECT, "private_key_id": "k1",
+            "private_key": std::fs::read_to_string(&key).unwrap(),
+            "client_email": format!("qa@{PROJECT}.iam.gserviceaccount.com"), "client_id": "1",
+            "token_uri": format!("{url}/oauth2/token")});
+        std::fs::write(files.path().join("sa.json"), sa.to_string()).unwrap();
+        Vertex {
+            fake: Fake { child, url, state },
+            files,
+        }
+    }
+
+    fn file(&self, name: &str) -> String {
+        self.files.path().join(name).display().to_string()
+    }
+
+    fn run(&self, dir: &Path, env: &[(&str, &str)]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_qa-loop"))
+            .current_dir(dir)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", dir)
+            .env("NO_COLOR", "1")
+            .env("CLOUD_ML_REGION", "us-east5")
+            .env("ANTHROPIC_VERTEX_PROJECT_ID", PROJECT)
+            .env("ANTHROPIC_VERTEX_BASE_URL", format!("{}/v1", self.fake.url))
+            .args([
+                "run",
+                "--provider",
+                "vertex",
+                "--model",
+                VMODEL,
+                "--mode",
+                "review",
+            ])
+            .envs(env.iter().copied())
+            .output()
+            .unwrap()
+    }
+}
+
+#[test]
+fn the_reference_clients_succeed_against_the_fake_vertex() {
+    if !have_reference_clients() {
+        return;
+    }
+    let v = Vertex::start(vec![text_answer()]);
+    let o = Command::new("python3")
+        .arg(fixture("reference_vertex.py"))
+        .args([
+            &v.fake.url,
+            &v.file("gha-creds-1.json"),
+            &v.file("sa.json"),
+            PROJECT,
+            VMODEL,
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        got,
+        json!({"external_token": "sa", "external": "text", "stream": "text", "service_account": "text"})
+    );
+    let reqs = v.fake.requests();
+    assert!(
+        reqs.iter()
+            .filter(|r| r["path"].is_string())
+            .all(|r| r["authorized"] == true)
+    );
+    assert!(
+        reqs.iter()
+            .any(|r| r["jwt_bearer"] == true && r["ok"] == true),
+        "{reqs:#?}"
+    );
+}
+
+/// A review approves through Vertex with the external_account file (the Actions OIDC URL, STS,
+/// impersonation) and with a service account key, streaming and not; requests shaped as the SDK's.
+#[test]
+fn a_review_approves_through_vertex_with_each_credential_source() {
+    if !have_reference_clients() {
+        return;
+    }
+    let v = Vertex::start(vec![verdict("approved")]);
+    let (external, sa) = (v.file("gha-creds-1.json"), v.file("sa.json"));
+    for (name, file) in [("external_account", &external), ("service_account", &sa)] {
+        for stream in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            project(
+                dir.path(),
+                if stream {
+                    "reviewer_thinking: 32000\n"
+                } else {
+                    ""
+                },
+            );
+            v.fake.clear();
+            let o = v.run(dir.path(), &[("GOOGLE_APPLICATION_CREDENTIALS", file)]);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(0), "{name} (stream {stream}): {err}");
+            let reqs = v.fake.requests();
+            let predict: Vec<&Value> = reqs.iter().filter(|r| r["path"].is_string()).collect();
+            assert_eq!(predict.len(), 1, "{reqs:#?}");
+            let r = predict[0];
+            assert_eq!(r["authorized"], true);
+            let specifier = if stream {
+                "streamRawPredict"
+            } else {
+                "rawPredict"
+            };
+            assert_eq!(
+                r["path"],
+                format!(
+                    "/v1/projects/{PROJECT}/locations/us-east5/publishers/anthropic/models/{VMODEL}:{specifier}"
+                )
+            );
+            let body = r["body"].as_object().unwrap();
+            assert!(!body.contains_key("model"));
+            assert_eq!(body.get("stream").is_some(), stream);
+            assert_eq!(body["anthropic_version"], "vertex-2023-10-16");
+            if name == "external_account" {
+                // The subject token came from the OIDC URL with the request token; STS, then
+                // impersonation.
+                assert!(
+                    reqs.iter().any(|r| r["oidc"] == true && r["ok"] == true),
+                    "{reqs:#?}"
+                );
+                // The STS step asks what google-auth asks for an impersonating file.
+                assert!(reqs.iter().any(|r| r["sts"] == true
+                    && r["ok"] == true
+                    && r["scope"] == "https://www.googleapis.com/auth/iam"));
+                assert!(
+                    reqs.iter()
+                        .any(|r| r["impersonation"] == true && r["ok"] == true)
+                );
+            }
+            let out = format!("{}{err}", String::from_utf8_lossy(&o.stdout));
+            assert!(!out.contains(REQUEST_TOKEN) && !out.contains(OIDC));
+        }
+    }
+    // A refused token: exit 4 naming Vertex AI and the variable.
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), "");
+    let o = v.run(
+        dir.path(),
+        &[("CLOUDSDK_AUTH_ACCESS_TOKEN", "ya29.not-issued-by-the-fake")],
+    );
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let errors = qa_result(dir.path())["errors"].to_string();
+    assert!(
+        errors.contains("Vertex AI") && errors.contains("CLOUDSDK_AUTH_ACCESS_TOKEN"),
+        "{errors}"
+    );
+    assert!(!errors.contains("ya29.not-issued-by-the-fake"), "{errors}");
+}

@@ -198,6 +198,8 @@ pub enum ProviderKind {
     OpenaiCompatible,
     /// Claude through Amazon Bedrock (the Messages API; SigV4 or a Bedrock API key).
     Bedrock,
+    /// Claude through Google Vertex AI (the Messages API; Google credentials).
+    Vertex,
     /// Answers from a recorded session file (tests, the demo).
     Replay,
 }
@@ -209,6 +211,7 @@ impl ProviderKind {
             ProviderKind::Openai => "openai",
             ProviderKind::OpenaiCompatible => "openai-compatible",
             ProviderKind::Bedrock => "bedrock",
+            ProviderKind::Vertex => "vertex",
             ProviderKind::Replay => "replay",
         }
     }
@@ -980,9 +983,14 @@ pub struct ConfigFile {
     pub fixer_model: Option<String>,
     #[serde(default)]
     pub base_url: Option<String>,
-    /// The cloud region of `provider: bedrock` (default `AWS_REGION` / `AWS_DEFAULT_REGION`).
+    /// The cloud region of `provider: bedrock` (default `AWS_REGION` / `AWS_DEFAULT_REGION`) or
+    /// `vertex` (default `CLOUD_ML_REGION`; `global` allowed).
     #[serde(default)]
     pub region: Option<String>,
+    /// The Google Cloud project of `provider: vertex` (default `ANTHROPIC_VERTEX_PROJECT_ID`,
+    /// `GOOGLE_CLOUD_PROJECT`, or the credentials' project).
+    #[serde(default)]
+    pub project: Option<String>,
     #[serde(default, deserialize_with = "de_non_negative")]
     #[schemars(range(min = 0))]
     pub max_cost_usd: Option<f64>,

@@ -86,9 +86,13 @@ pub struct FlagLayer {
     /// Base URL of an OpenAI-compatible server (or of a cloud platform's endpoint)
     #[arg(long, env = "QA_LOOP_BASE_URL", global = true, value_name = "URL")]
     pub base_url: Option<String>,
-    /// Cloud region of --provider bedrock (default AWS_REGION / AWS_DEFAULT_REGION)
+    /// Cloud region of --provider bedrock (default AWS_REGION / AWS_DEFAULT_REGION) or vertex
+    /// (default CLOUD_ML_REGION)
     #[arg(long, env = "QA_LOOP_REGION", global = true)]
     pub region: Option<String>,
+    /// Google Cloud project of --provider vertex (default ANTHROPIC_VERTEX_PROJECT_ID)
+    #[arg(long, env = "QA_LOOP_PROJECT", global = true)]
+    pub project: Option<String>,
     /// API key (also read from ANTHROPIC_API_KEY / OPENAI_API_KEY); never logged
     #[arg(long, env = "QA_LOOP_API_KEY", global = true, hide_env_values = true)]
     pub api_key: Option<String>,
@@ -378,8 +382,10 @@ pub struct Models {
     pub reviewer_model: Option<String>,
     pub fixer_model: Option<String>,
     pub base_url: Option<String>,
-    /// The cloud region (`--region`, `region:`), for `bedrock`.
+    /// The cloud region (`--region`, `region:`), for `bedrock` and `vertex`.
     pub region: Option<String>,
+    /// The Google Cloud project (`--project`, `project:`), for `vertex`.
+    pub project: Option<String>,
     pub api_key: Option<Secret>,
     /// Retries and time limits of model requests.
     pub model_retry: crate::retry::RetryPolicy,
@@ -685,6 +691,7 @@ impl Models {
             ]),
             base_url: flags.base_url.clone().or_else(|| file.base_url.clone()),
             region: flags.region.clone().or_else(|| file.region.clone()),
+            project: flags.project.clone().or_else(|| file.project.clone()),
             api_key,
             model_retry: {
                 let d = crate::retry::RetryPolicy::default();

@@ -24,7 +24,19 @@ pub enum Endpoint {
         base: String,
         auth: super::aws::BedrockAuth,
     },
+    /// Google Vertex AI: `POST {base}/projects/{p}/locations/{r}/publishers/anthropic/models/
+    /// {model}:rawPredict` (or `:streamRawPredict`, server-sent events), the body without `model`,
+    /// with `anthropic_version`; a bearer token from Google credentials.
+    Vertex {
+        base: String,
+        project: String,
+        region: String,
+        auth: Box<super::google::GoogleAuth>,
+    },
 }
+
+/// The `anthropic_version` Vertex AI documents for the Messages body.
+pub const VERTEX_VERSION: &str = "vertex-2023-10-16";
 
 /// The `anthropic_version` Bedrock documents for the Messages body.
 pub const BEDROCK_VERSION: &str = "bedrock-2023-05-31";
@@ -213,7 +225,22 @@ impl Provider for Anthropic {
                     self.transport
                         .post_with("Bedrock", &url, &headers, &body, fold, signer)
                         .await
-                        .map_err(|e| refused(e, auth))?
+                        .map_err(|e| refused(e, "Bedrock", &bedrock_origin(auth)))?
+                }
+                Endpoint::Vertex {
+                    base,
+                    project,
+                    region,
+                    auth,
+                } => {
+                    let (url, body) =
+                        vertex_request(base, project, region, model, body, plan.stream);
+                    let fold = plan.stream.then_some(super::http::Fold::Sse(fold_events));
+                    let signer = Some(&**auth as &dyn super::http::Authorize);
+                    self.transport
+                        .post_with("Vertex AI", &url, &[], &body, fold, signer)
+                        .await
+                        .map_err(|e| refused(e, "Vertex AI", &auth.origin))?
                 }
             };
             parse_response(&answer, model)
@@ -250,21 +277,69 @@ pub fn bedrock_request(base: &str, model: &str, mut body: Value, stream: bool) -
     )
 }
 
-/// A refusal of Bedrock's credentials (HTTP 401/403: a bad signature, an unknown or expired key)
-/// as the credential error it is, naming where the keys came from.
-fn refused(e: ProviderError, auth: &super::aws::BedrockAuth) -> ProviderError {
-    let origin = match auth {
+fn bedrock_origin(auth: &super::aws::BedrockAuth) -> String {
+    match auth {
         super::aws::BedrockAuth::Bearer(_) => "AWS_BEARER_TOKEN_BEDROCK".to_string(),
         super::aws::BedrockAuth::SigV4(s) => s.origin.clone(),
-    };
+    }
+}
+
+/// A platform's refusal of the credentials (HTTP 401/403: a bad signature, an unknown or expired
+/// key or token) as the credential error it is, naming where they came from.
+fn refused(e: ProviderError, platform: &str, origin: &str) -> ProviderError {
     match e {
         ProviderError::Fatal(t) if t.contains("HTTP 401") || t.contains("HTTP 403") => {
             ProviderError::Credential(format!(
-                "{t} — Bedrock refused the credentials from {origin}: check them (and the region)"
+                "{t} — {platform} refused the credentials from {origin}: check them (and the region)"
             ))
         }
         other => other,
     }
+}
+
+/// A Messages request as Vertex AI takes it, as the `anthropic` SDK's `AnthropicVertex` makes it:
+/// project, region, model and the streaming specifier in the path; `stream` stays in the body.
+pub fn vertex_request(
+    base: &str,
+    project: &str,
+    region: &str,
+    model: &str,
+    mut body: Value,
+    stream: bool,
+) -> (String, Value) {
+    if let Some(map) = body.as_object_mut() {
+        map.remove("model");
+        map.remove("stream");
+        if stream {
+            map.insert("stream".into(), json!(true));
+        }
+        map.insert("anthropic_version".into(), json!(VERTEX_VERSION));
+    }
+    let segment = |s: &str| -> String {
+        s.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'@' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    };
+    let specifier = if stream {
+        "streamRawPredict"
+    } else {
+        "rawPredict"
+    };
+    (
+        format!(
+            "{}/projects/{}/locations/{}/publishers/anthropic/models/{}:{specifier}",
+            base.trim_end_matches('/'),
+            segment(project),
+            segment(region),
+            segment(model)
+        ),
+        body,
+    )
 }
 
 /// Bedrock's event stream folded into the answer, through the Messages stream's own folder.
@@ -708,7 +783,7 @@ mod tests {
         let key = Secret::new("k");
         let url = |a: Anthropic| match a.endpoint {
             Endpoint::FirstParty { url, .. } => url,
-            Endpoint::Bedrock { .. } => unreachable!(),
+            Endpoint::Bedrock { .. } | Endpoint::Vertex { .. } => unreachable!(),
         };
         assert_eq!(
             url(Anthropic::new(t.clone(), None, key.clone(), None)),

@@ -5,6 +5,7 @@
 pub mod anthropic;
 pub mod aws;
 pub mod eventstream;
+pub mod google;
 pub mod http;
 pub mod openai;
 pub mod openai_common;

@@ -92,7 +92,62 @@ pub fn provider(
                 .with_thinking(thinking)
                 .with_registry(registry),
         ),
+        ProviderKind::Vertex => Box::new(
+            Anthropic::at(transport, vertex(settings)?, None)
+                .with_thinking(thinking)
+                .with_registry(registry),
+        ),
         ProviderKind::Replay => unreachable!("handled above"),
+    })
+}
+
+/// Vertex AI's endpoint and credentials (SPEC §5.1): the region from `--region`/`region:`, else
+/// `CLOUD_ML_REGION`; the project from `--project`/`project:`, else `ANTHROPIC_VERTEX_PROJECT_ID`,
+/// `GOOGLE_CLOUD_PROJECT`, or the credentials' own; the endpoint from `--base-url`, else
+/// `ANTHROPIC_VERTEX_BASE_URL`, else the region's (as the `anthropic` SDK picks it).
+fn vertex(settings: &Settings) -> Result<crate::llm::anthropic::Endpoint, RunError> {
+    use crate::env_vars::var;
+    let nonblank = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
+    let region = nonblank(settings.models.region.clone().or_else(|| var("CLOUD_ML_REGION")))
+        .ok_or_else(|| {
+            RunError::Usage(
+                "--provider vertex needs a region: set CLOUD_ML_REGION (`global` allowed), the `region` input, --region or `region:` in the config".into(),
+            )
+        })?;
+    let auth = crate::llm::google::chain(&var)
+        .map_err(|e| RunError::Usage(format!("--provider vertex: {e}")))?;
+    let project = nonblank(
+        settings
+            .models
+            .project
+            .clone()
+            .or_else(|| var("ANTHROPIC_VERTEX_PROJECT_ID"))
+            .or_else(|| var("GOOGLE_CLOUD_PROJECT"))
+            .or_else(|| auth.project.clone()),
+    )
+    .ok_or_else(|| {
+        RunError::Usage(
+            "--provider vertex needs a project: set ANTHROPIC_VERTEX_PROJECT_ID (or GOOGLE_CLOUD_PROJECT), the `project` input, --project or `project:` in the config".into(),
+        )
+    })?;
+    let base = nonblank(
+        settings
+            .models
+            .base_url
+            .clone()
+            .or_else(|| var("ANTHROPIC_VERTEX_BASE_URL")),
+    )
+    .unwrap_or_else(|| match region.as_str() {
+        "global" => "https://aiplatform.googleapis.com/v1".to_string(),
+        "us" => "https://aiplatform.us.rep.googleapis.com/v1".to_string(),
+        "eu" => "https://aiplatform.eu.rep.googleapis.com/v1".to_string(),
+        r => format!("https://{r}-aiplatform.googleapis.com/v1"),
+    });
+    Ok(crate::llm::anthropic::Endpoint::Vertex {
+        base,
+        project,
+        region,
+        auth: Box::new(auth),
     })
 }
 
@@ -198,7 +253,9 @@ pub fn resolved_models(settings: &Settings) -> Vec<ResolvedModel> {
     .filter_map(|(role, agent, m)| {
         let id = m.clone().or_else(|| default.map(str::to_string))?;
         let api = match kind {
-            Some(ProviderKind::Anthropic | ProviderKind::Bedrock) => Api::Messages,
+            Some(ProviderKind::Anthropic | ProviderKind::Bedrock | ProviderKind::Vertex) => {
+                Api::Messages
+            }
             Some(ProviderKind::Openai) => crate::llm::openai::api(false, registry, &id),
             _ => crate::llm::openai::api(true, registry, &id),
         };
