@@ -660,3 +660,144 @@ fn a_review_approves_through_vertex_with_each_credential_source() {
     );
     assert!(!errors.contains("ya29.not-issued-by-the-fake"), "{errors}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Microsoft Foundry.
+
+const FOUNDRY_KEY: &str = "fndryKEY0123456789abcdef0123456789";
+const FEDERATED: &str = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQifQ.ZmVk";
+
+fn foundry_fake(answers: Vec<Value>) -> Fake {
+    let state = tempfile::tempdir().unwrap();
+    let config = json!({"key": FOUNDRY_KEY, "tenant": "tenant-1", "client_id": "client-1",
+        "federated": FEDERATED, "answers": answers});
+    std::fs::write(state.path().join("config.json"), config.to_string()).unwrap();
+    std::fs::write(state.path().join("requests.jsonl"), "").unwrap();
+    let port_file = state.path().join("port");
+    let child = Command::new("python3")
+        .arg(fixture("fake_foundry.py"))
+        .arg(&port_file)
+        .arg(state.path())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !port_file.exists() {
+        assert!(std::time::Instant::now() < until, "the fake did not start");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let url = format!(
+        "http://127.0.0.1:{}",
+        std::fs::read_to_string(&port_file).unwrap().trim()
+    );
+    Fake { child, url, state }
+}
+
+/// The SDK's `AnthropicFoundry` with a key succeeds against the fake; a review approves through
+/// Foundry with the key and with an Entra ID token (workload identity), and a refused key ends
+/// with exit 4 naming Foundry and the variable.
+#[test]
+fn a_review_approves_through_foundry_with_a_key_and_with_workload_identity() {
+    if !have_reference_clients() {
+        return;
+    }
+    let fake = foundry_fake(vec![text_answer(), verdict("approved")]);
+    let base = format!("{}/anthropic/", fake.url);
+    let o = Command::new("python3")
+        .args(["-c", "import sys; from anthropic import AnthropicFoundry as F; print(F(api_key=sys.argv[1], base_url=sys.argv[2]).messages.create(model='claude-sonnet-5-5', max_tokens=8, messages=[{'role': 'user', 'content': 'x'}]).content[0].type)"])
+        .args([FOUNDRY_KEY, &base])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "text",
+        "{}",
+        stderr(&o)
+    );
+    let sdk = fake.requests().pop().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let token = tmp.path().join("federated");
+    std::fs::write(&token, FEDERATED).unwrap();
+    let token = token.display().to_string();
+    let run = |dir: &Path, env: &[(&str, &str)]| {
+        Command::new(env!("CARGO_BIN_EXE_qa-loop"))
+            .current_dir(dir)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", dir)
+            .env("ANTHROPIC_FOUNDRY_BASE_URL", &base)
+            .args([
+                "run",
+                "--provider",
+                "foundry",
+                "--model",
+                "claude-sonnet-5-5",
+                "--mode",
+                "review",
+            ])
+            .envs(env.iter().copied())
+            .output()
+            .unwrap()
+    };
+    for (name, env, how) in [
+        (
+            "key",
+            vec![("ANTHROPIC_FOUNDRY_API_KEY", FOUNDRY_KEY)],
+            "key",
+        ),
+        (
+            "workload identity",
+            vec![
+                ("AZURE_CLIENT_ID", "client-1"),
+                ("AZURE_TENANT_ID", "tenant-1"),
+                ("AZURE_FEDERATED_TOKEN_FILE", token.as_str()),
+                ("AZURE_AUTHORITY_HOST", fake.url.as_str()),
+            ],
+            "entra",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        project(dir.path(), "");
+        fake.clear();
+        let o = run(dir.path(), &env);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(0), "{name}: {err}");
+        let reqs = fake.requests();
+        let msgs: Vec<&Value> = reqs.iter().filter(|r| r["messages"] == true).collect();
+        assert_eq!(msgs.len(), 1, "{name}: {reqs:#?}");
+        assert_eq!(msgs[0]["ok"], true);
+        assert_eq!(msgs[0]["how"], how);
+        // The same Messages request as the SDK's, at the same path.
+        assert!(
+            msgs[0]["body_keys"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("model"))
+        );
+        assert!(
+            sdk["body_keys"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("model"))
+        );
+        if how == "entra" {
+            assert!(
+                reqs.iter().any(|r| r["entra"] == true && r["ok"] == true),
+                "{reqs:#?}"
+            );
+        }
+        let out = format!("{}{err}", String::from_utf8_lossy(&o.stdout));
+        assert!(!out.contains(FOUNDRY_KEY) && !out.contains(FEDERATED));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), "");
+    let o = run(
+        dir.path(),
+        &[("ANTHROPIC_FOUNDRY_API_KEY", "wrong-key-0000000000000000")],
+    );
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let errors = qa_result(dir.path())["errors"].to_string();
+    assert!(
+        errors.contains("Foundry") && errors.contains("ANTHROPIC_FOUNDRY_API_KEY"),
+        "{errors}"
+    );
+}

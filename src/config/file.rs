@@ -200,6 +200,8 @@ pub enum ProviderKind {
     Bedrock,
     /// Claude through Google Vertex AI (the Messages API; Google credentials).
     Vertex,
+    /// Claude on Microsoft Foundry (the Messages API; a Foundry key or an Entra ID token).
+    Foundry,
     /// Answers from a recorded session file (tests, the demo).
     Replay,
 }
@@ -212,6 +214,7 @@ impl ProviderKind {
             ProviderKind::OpenaiCompatible => "openai-compatible",
             ProviderKind::Bedrock => "bedrock",
             ProviderKind::Vertex => "vertex",
+            ProviderKind::Foundry => "foundry",
             ProviderKind::Replay => "replay",
         }
     }

@@ -33,6 +33,15 @@ pub enum Endpoint {
         region: String,
         auth: Box<super::google::GoogleAuth>,
     },
+    /// Microsoft Foundry: the Messages API at `{base}/v1/messages`, with a Foundry key
+    /// (`x-api-key`, and `api-key` as the SDK also sends) or an Entra ID bearer token.
+    Foundry { url: String, auth: FoundryAuth },
+}
+
+/// How a Foundry request is authenticated.
+pub enum FoundryAuth {
+    Key(Secret),
+    Entra(Box<super::azure::EntraAuth>),
 }
 
 /// The `anthropic_version` Vertex AI documents for the Messages body.
@@ -226,6 +235,28 @@ impl Provider for Anthropic {
                         .post_with("Bedrock", &url, &headers, &body, fold, signer)
                         .await
                         .map_err(|e| refused(e, "Bedrock", &bedrock_origin(auth)))?
+                }
+                Endpoint::Foundry { url, auth } => {
+                    let mut headers = vec![("anthropic-version", API_VERSION.to_string())];
+                    let (signer, origin) = match auth {
+                        FoundryAuth::Key(k) => {
+                            headers.push(("x-api-key", k.expose().to_string()));
+                            headers.push(("api-key", k.expose().to_string()));
+                            (None, "ANTHROPIC_FOUNDRY_API_KEY")
+                        }
+                        FoundryAuth::Entra(e) => (
+                            Some(&**e as &dyn super::http::Authorize),
+                            "AZURE_CLIENT_ID/AZURE_TENANT_ID/AZURE_FEDERATED_TOKEN_FILE",
+                        ),
+                    };
+                    let fold = plan.stream.then_some(super::http::Fold::Sse(fold_events));
+                    if plan.stream {
+                        body["stream"] = json!(true);
+                    }
+                    self.transport
+                        .post_with("Foundry", url, &headers, &body, fold, signer)
+                        .await
+                        .map_err(|e| refused(e, "Foundry", origin))?
                 }
                 Endpoint::Vertex {
                     base,
@@ -783,7 +814,7 @@ mod tests {
         let key = Secret::new("k");
         let url = |a: Anthropic| match a.endpoint {
             Endpoint::FirstParty { url, .. } => url,
-            Endpoint::Bedrock { .. } | Endpoint::Vertex { .. } => unreachable!(),
+            _ => unreachable!(),
         };
         assert_eq!(
             url(Anthropic::new(t.clone(), None, key.clone(), None)),

@@ -4,6 +4,7 @@
 
 pub mod anthropic;
 pub mod aws;
+pub mod azure;
 pub mod eventstream;
 pub mod google;
 pub mod http;

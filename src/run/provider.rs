@@ -97,8 +97,63 @@ pub fn provider(
                 .with_thinking(thinking)
                 .with_registry(registry),
         ),
+        ProviderKind::Foundry => Box::new(
+            Anthropic::at(transport, foundry(settings)?, None)
+                .with_thinking(thinking)
+                .with_registry(registry),
+        ),
         ProviderKind::Replay => unreachable!("handled above"),
     })
+}
+
+/// Foundry's endpoint and credentials (SPEC §5.1), as the `anthropic` SDK's `AnthropicFoundry`
+/// reads them: `--base-url`, else `ANTHROPIC_FOUNDRY_BASE_URL`, else the resource
+/// `ANTHROPIC_FOUNDRY_RESOURCE`; `ANTHROPIC_FOUNDRY_API_KEY` (or `--api-key`), else an Entra ID
+/// token through workload identity.
+fn foundry(settings: &Settings) -> Result<crate::llm::anthropic::Endpoint, RunError> {
+    use crate::env_vars::var;
+    use crate::llm::anthropic::{Endpoint, FoundryAuth};
+    let nonblank = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
+    let base = nonblank(
+        settings
+            .models
+            .base_url
+            .clone()
+            .or_else(|| var("ANTHROPIC_FOUNDRY_BASE_URL")),
+    )
+    .or_else(|| {
+        nonblank(var("ANTHROPIC_FOUNDRY_RESOURCE"))
+            .map(|r| format!("https://{r}.services.ai.azure.com/anthropic/"))
+    })
+    .ok_or_else(|| {
+        RunError::Usage(
+            "--provider foundry needs ANTHROPIC_FOUNDRY_RESOURCE (the resource name) or ANTHROPIC_FOUNDRY_BASE_URL (or --base-url)".into(),
+        )
+    })?;
+    let base = base.trim_end_matches('/');
+    let url = if base.ends_with("/v1") {
+        format!("{base}/messages")
+    } else {
+        format!("{base}/v1/messages")
+    };
+    let key =
+        settings.models.api_key.clone().or_else(|| {
+            nonblank(var("ANTHROPIC_FOUNDRY_API_KEY")).map(crate::secrets::Secret::new)
+        });
+    let auth = match key {
+        Some(k) => {
+            crate::secrets::register([k.expose().to_string()]);
+            FoundryAuth::Key(k)
+        }
+        None => FoundryAuth::Entra(Box::new(
+            crate::llm::azure::workload_identity(&var).ok_or_else(|| {
+                RunError::Usage(
+                    "--provider foundry needs ANTHROPIC_FOUNDRY_API_KEY, or AZURE_CLIENT_ID, AZURE_TENANT_ID and AZURE_FEDERATED_TOKEN_FILE (Entra workload identity)".into(),
+                )
+            })?,
+        )),
+    };
+    Ok(Endpoint::Foundry { url, auth })
 }
 
 /// Vertex AI's endpoint and credentials (SPEC §5.1): the region from `--region`/`region:`, else
@@ -253,9 +308,12 @@ pub fn resolved_models(settings: &Settings) -> Vec<ResolvedModel> {
     .filter_map(|(role, agent, m)| {
         let id = m.clone().or_else(|| default.map(str::to_string))?;
         let api = match kind {
-            Some(ProviderKind::Anthropic | ProviderKind::Bedrock | ProviderKind::Vertex) => {
-                Api::Messages
-            }
+            Some(
+                ProviderKind::Anthropic
+                | ProviderKind::Bedrock
+                | ProviderKind::Vertex
+                | ProviderKind::Foundry,
+            ) => Api::Messages,
             Some(ProviderKind::Openai) => crate::llm::openai::api(false, registry, &id),
             _ => crate::llm::openai::api(true, registry, &id),
         };
