@@ -50,9 +50,52 @@ pub fn is_runner_channel(name: &str) -> bool {
     RUNNER_FILE_COMMANDS.contains(&upper.as_str()) || upper.starts_with(ACTIONS_PREFIX)
 }
 
+/// The cloud credentials the providers' credential chains read (SPEC §5.1): values that are
+/// credentials, or name a file holding one. Never in a child's environment unless the trusted
+/// config passes them on (`pass_env`).
+pub const CLOUD_CREDENTIALS: [&str; 20] = [
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_SECURITY_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_ROLE_ARN",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_GHA_CREDS_PATH",
+    "CLOUDSDK_AUTH_ACCESS_TOKEN",
+    "CLOUDSDK_AUTH_CREDENTIAL_FILE_OVERRIDE",
+    "AZURE_CLIENT_SECRET",
+    "AZURE_FEDERATED_TOKEN_FILE",
+    "AZURE_CLIENT_CERTIFICATE_PATH",
+    "ANTHROPIC_FOUNDRY_API_KEY",
+    "ANTHROPIC_IDENTITY_TOKEN",
+    "ANTHROPIC_IDENTITY_TOKEN_FILE",
+    "OPENAI_IDENTITY_TOKEN",
+    "OPENAI_IDENTITY_TOKEN_FILE",
+];
+
+/// The variables of [`CLOUD_CREDENTIALS`] that name a file: the file is hidden from the
+/// sandboxed commands too.
+pub const CREDENTIAL_FILES: [&str; 9] = [
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_GHA_CREDS_PATH",
+    "CLOUDSDK_AUTH_CREDENTIAL_FILE_OVERRIDE",
+    "AZURE_FEDERATED_TOKEN_FILE",
+    "AZURE_CLIENT_CERTIFICATE_PATH",
+    "ANTHROPIC_IDENTITY_TOKEN_FILE",
+    "OPENAI_IDENTITY_TOKEN_FILE",
+];
+
 /// Whether a variable must never reach a child process (test commands, tools, agents).
 pub fn is_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
+    if CLOUD_CREDENTIALS.contains(&upper.as_str()) {
+        return true;
+    }
     matches!(
         upper.as_str(),
         QA_LOOP_API_KEY

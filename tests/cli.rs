@@ -1815,3 +1815,48 @@ fn operator_paths_with_dot_dot_are_read_and_only_links_out_are_refused() {
         stderr(&o)
     );
 }
+
+/// Issue 51: the cloud credentials the providers read never reach a suite; `pass_env` (the config
+/// key `env_passthrough`) lets a project's own tests have exactly the ones it names.
+#[test]
+fn cloud_credentials_reach_a_suite_only_when_passed_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (pass, want_key) in [("", false), ("pass_env: [AWS_ACCESS_KEY_ID]\n", true)] {
+        std::fs::write(
+            d.join("qa-loop.yml"),
+            format!("risk_level: low\nunit_tests:\n  commands: [\"env > seen.txt\"]\n{pass}"),
+        )
+        .unwrap();
+        std::fs::write(d.join(".gitignore"), ".qa-loop/\nseen.txt\nsession.json\n").unwrap();
+        let approve = serde_json::json!({"calls": [{"role": "reviewer", "tool_calls": [{"id": "v",
+            "name": "submit_verdict", "arguments": {"status": "approved", "score": 95,
+            "confidence": 0.9, "summary": "ok", "criteria": [], "issues": []}}]}]});
+        std::fs::write(d.join("session.json"), approve.to_string()).unwrap();
+        if !d.join(".git").exists() {
+            git(d, &["init", "-q"]);
+        }
+        git(d, &["add", "-A"]);
+        git(d, &["commit", "-q", "--allow-empty", "-m", "c"]);
+        let o = replay_cmd(d, &["--mode", "review"])
+            .env("AWS_REGION", "eu-west-1")
+            .env("AWS_ACCESS_KEY_ID", "AKIAPASSENVTEST00001")
+            .env(
+                "AWS_SECRET_ACCESS_KEY",
+                "passenvSECRET000000000000000000000000001",
+            )
+            .env("GOOGLE_APPLICATION_CREDENTIALS", "/nonexistent/adc.json")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let seen = std::fs::read_to_string(d.join("seen.txt")).unwrap();
+        assert!(seen.contains("AWS_REGION=eu-west-1"), "{seen}");
+        assert_eq!(
+            seen.contains("AWS_ACCESS_KEY_ID=AKIAPASSENVTEST00001"),
+            want_key,
+            "{pass}: {seen}"
+        );
+        assert!(!seen.contains("passenvSECRET"), "{seen}");
+        assert!(!seen.contains("GOOGLE_APPLICATION_CREDENTIALS"), "{seen}");
+    }
+}

@@ -221,6 +221,17 @@ impl Scene {
         sandbox: &str,
         mode: &str,
     ) -> (std::process::Output, serde_json::Value) {
+        self.run_env(bin, sandbox, mode, &[])
+    }
+
+    /// [`Scene::run_as`] with further variables in qa-loop's environment (`NAME=value`).
+    fn run_env(
+        &self,
+        bin: &Path,
+        sandbox: &str,
+        mode: &str,
+        extra: &[String],
+    ) -> (std::process::Output, serde_json::Value) {
         let home = home_of(self.user);
         let out = Command::new("setpriv")
             .args([
@@ -239,6 +250,7 @@ impl Scene {
                 &format!("GITHUB_OUTPUT={}", self.output().display()),
                 "NO_COLOR=1",
             ])
+            .args(extra)
             .arg(bin)
             .args([
                 "run",
@@ -883,4 +895,91 @@ fn an_mcp_server_from_the_checkout_is_sandboxed_as_root() {
 #[test]
 fn an_mcp_server_from_the_checkout_is_sandboxed_for_the_user_with_sudo() {
     an_mcp_server_from_the_checkout_is_sandboxed(SUDOER);
+}
+
+/// Issue 51: the cloud credentials a keyless run leaves on the runner — the variables the
+/// providers' chains read, the files they name (a web identity token, `gha-creds-*.json` that
+/// google-github-actions/auth writes into the workspace, `~/.aws/credentials`) — are out of the
+/// change's reach: the suite finds none of them, with sudo or without. With the sandbox off, the
+/// files are readable again (the masks are the defence for them; the variables stay scrubbed).
+fn cloud_credentials_are_out_of_reach(user: &'static str) {
+    with_setup(|bin| {
+        const CLOUD: [&str; 5] = [
+            "AKIASANDBOXPROBEKEY0001",
+            "sandboxprobeSECRETACCESSKEY000000000001",
+            "SANDBOXPROBESESSIONTOKEN00000001",
+            "eyJSANDBOXPROBEWEBIDENTITYTOKEN.x.y",
+            "ghs_SANDBOXPROBEOIDCREQUESTTOKEN00001",
+        ];
+        let hunt = "env > $LOOT/env\nfor f in $HOME/.aws/credentials $HOME/wi-token $REPO/gha-creds-*.json; do cat \"$f\" >> $LOOT/files 2>/dev/null; sudo -n cat \"$f\" >> $LOOT/files 2>/dev/null; done\nexit 0\n";
+        let scene = Scene::new(user, hunt);
+        let home = home_of(user);
+        std::fs::create_dir_all(format!("{home}/.aws")).unwrap();
+        std::fs::write(
+            format!("{home}/.aws/credentials"),
+            format!(
+                "[default]\naws_access_key_id = {}\naws_secret_access_key = {}\n",
+                CLOUD[0], CLOUD[1]
+            ),
+        )
+        .unwrap();
+        std::fs::write(format!("{home}/wi-token"), CLOUD[3]).unwrap();
+        // What google-github-actions/auth writes into the workspace (untracked).
+        let creds = serde_json::json!({"type": "external_account", "credential_source": {
+            "url": "http://127.0.0.1:9/oidc", "headers": {"Authorization": format!("Bearer {}", CLOUD[4])}}});
+        std::fs::write(scene.repo().join("gha-creds-1a2b.json"), creds.to_string()).unwrap();
+        sh(&format!(
+            "chown -R {user}: {home}/.aws {home}/wi-token {}",
+            scene.repo().display()
+        ))
+        .unwrap();
+        let env = vec![
+            format!("AWS_ACCESS_KEY_ID={}", CLOUD[0]),
+            format!("AWS_SECRET_ACCESS_KEY={}", CLOUD[1]),
+            format!("AWS_SESSION_TOKEN={}", CLOUD[2]),
+            format!("AWS_WEB_IDENTITY_TOKEN_FILE={home}/wi-token"),
+            format!(
+                "GOOGLE_APPLICATION_CREDENTIALS={}",
+                scene.repo().join("gha-creds-1a2b.json").display()
+            ),
+            format!("ACTIONS_ID_TOKEN_REQUEST_TOKEN={}", CLOUD[4]),
+            "ACTIONS_ID_TOKEN_REQUEST_URL=http://127.0.0.1:9/oidc".to_string(),
+        ];
+        let found = |scene: &Scene, what: &str| -> Vec<&'static str> {
+            let text = scene.looted(what);
+            CLOUD.into_iter().filter(|s| text.contains(s)).collect()
+        };
+        let (out, result) = scene.run_env(bin, "auto", "review", &env);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(result["sandbox"]["confined"], true, "{err}");
+        assert!(
+            scene.looted("env").contains("PATH="),
+            "the suite ran: {err}"
+        );
+        assert_eq!(found(&scene, "env"), Vec::<&str>::new(), "environment");
+        assert_eq!(found(&scene, "files"), Vec::<&str>::new(), "files");
+        // The defence removed (no sandbox): the files are there for the taking; the variables
+        // are still scrubbed from the suite's environment.
+        std::fs::remove_file(scene.loot().join("env")).ok();
+        let (out, _) = scene.run_env(bin, "off", "review", &env);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(found(&scene, "env"), Vec::<&str>::new(), "{err}");
+        let files = found(&scene, "files");
+        assert!(
+            files.contains(&CLOUD[1]) && files.contains(&CLOUD[3]) && files.contains(&CLOUD[4]),
+            "{files:?}"
+        );
+        std::fs::remove_file(format!("{home}/.aws/credentials")).ok();
+        std::fs::remove_file(format!("{home}/wi-token")).ok();
+    });
+}
+
+#[test]
+fn cloud_credentials_are_out_of_reach_with_sudo() {
+    cloud_credentials_are_out_of_reach(SUDOER);
+}
+
+#[test]
+fn cloud_credentials_are_out_of_reach_without_sudo() {
+    cloud_credentials_are_out_of_reach(PLAIN);
 }

@@ -414,7 +414,33 @@ fn validate_view(inputs: &config::Inputs, json: bool, changed: Option<&[String]>
     criteria_summary(&mut out, &st.criteria);
     checks_summary(&mut out, st);
     loop_summary(&mut out, s);
+    credentials_summary(&mut out, s);
     out
+}
+
+/// Which cloud credentials of this environment the suites will not see, and which `pass_env`
+/// passes on (SPEC §5.1).
+fn credentials_summary(out: &mut String, s: &config::Settings) {
+    use crate::env_vars::{CLOUD_CREDENTIALS, var, wildcard};
+    let present: Vec<&str> = CLOUD_CREDENTIALS
+        .iter()
+        .copied()
+        .filter(|n| var(n).is_some_and(|v| !v.is_empty()))
+        .collect();
+    let passed = |n: &str| s.children.env_passthrough.iter().any(|p| wildcard(p, n));
+    let (given, kept): (Vec<&str>, Vec<&str>) = present.into_iter().partition(|n| passed(n));
+    if !kept.is_empty() {
+        out.push_str(&format!(
+            "\ncredentials kept from the suites (and hidden in the sandbox): {}\n",
+            kept.join(", ")
+        ));
+    }
+    if !given.is_empty() {
+        out.push_str(&format!(
+            "credentials the suites see (`pass_env`, a deliberate hole): {}\n",
+            given.join(", ")
+        ));
+    }
 }
 
 /// `validate --json`: the resolved settings, models and strategy as one JSON object.

@@ -1074,9 +1074,10 @@ pub struct ConfigFile {
     #[serde(default)]
     pub fixer_command: Option<String>,
     /// Variables kept in test commands' environment although secret by default (e.g.
-    /// `GITHUB_TOKEN` for a test that calls the API). `*` is a wildcard. The model's API key is
-    /// never passed on.
-    #[serde(default)]
+    /// `GITHUB_TOKEN` for a test that calls the API, or a cloud credential such as
+    /// `AWS_SECRET_ACCESS_KEY` for a test that needs one — a deliberate hole). `*` is a wildcard.
+    /// The model's API key is never passed on. `pass_env` is the same key (SPEC §5.1).
+    #[serde(default, alias = "pass_env")]
     pub env_passthrough: Option<Vec<String>>,
     /// Further variables removed from test commands' and tools' environment (e.g. `AWS_*`,
     /// `*_PASSWORD`). `*` is a wildcard; matching ignores case.

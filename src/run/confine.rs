@@ -65,6 +65,7 @@ fn plan(settings: &Settings) -> Plan {
     if let Ok(private) = crate::vcs::private_dir() {
         masks.push(private.to_path_buf());
     }
+    masks.extend(credential_files(settings));
     if let Some(temp) = env_vars::var(env_vars::RUNNER_TEMP).filter(|t| !t.is_empty()) {
         masks.push(temp.into());
     }
@@ -104,6 +105,56 @@ fn plan(settings: &Settings) -> Plan {
         masks,
         read_only,
     }
+}
+
+/// The files that hold the model's cloud credentials, hidden from every sandboxed command (SPEC
+/// §5.1): those the credential variables name (a web identity token, a credentials file, an
+/// `external_account` file), `google-github-actions/auth`'s `gha-creds-*.json` in the workspace,
+/// and the default shared files (`~/.aws/credentials`, gcloud's application default
+/// credentials) — except what the trusted config passes on (`pass_env`).
+fn credential_files(settings: &Settings) -> Vec<PathBuf> {
+    let passed = |name: &str| {
+        settings
+            .children
+            .env_passthrough
+            .iter()
+            .any(|p| env_vars::wildcard(p, name))
+    };
+    let mut files: Vec<PathBuf> = env_vars::CREDENTIAL_FILES
+        .iter()
+        .filter(|name| !passed(name))
+        .filter_map(|name| env_vars::var(name))
+        .filter(|v| !v.trim().is_empty())
+        .map(PathBuf::from)
+        .collect();
+    if let Some(home) = env_vars::var("HOME").filter(|h| !h.is_empty()) {
+        let home = PathBuf::from(home);
+        if !passed("AWS_SHARED_CREDENTIALS_FILE") {
+            files.push(home.join(".aws/credentials"));
+        }
+        if !passed("GOOGLE_APPLICATION_CREDENTIALS") {
+            files.push(home.join(".config/gcloud/application_default_credentials.json"));
+        }
+    }
+    let workspaces = std::iter::once(settings.paths.root.clone())
+        .chain(env_vars::var("GITHUB_WORKSPACE").map(PathBuf::from));
+    if !passed("GOOGLE_APPLICATION_CREDENTIALS") {
+        for dir in workspaces {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            files.extend(entries.flatten().map(|e| e.path()).filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("gha-creds-") && n.ends_with(".json"))
+            }));
+        }
+    }
+    files
+        .into_iter()
+        .filter(|f| f.exists())
+        .map(|f| std::fs::canonicalize(&f).unwrap_or(f))
+        .collect()
 }
 
 /// The repository's git directory, and for a linked worktree (`.git` a file naming
