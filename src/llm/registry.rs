@@ -905,16 +905,17 @@ mod tests {
         );
         // Issue 49: gpt-5.4 carries its model page's figures, long-context tier included.
         let g = r.price("gpt-5.4").unwrap();
-        assert_eq!((g.rates.input, g.rates.output, g.rates.cache_read), (2.5, 15.0, Some(0.25)));
+        assert_eq!(
+            (g.rates.input, g.rates.output, g.rates.cache_read),
+            (2.5, 15.0, Some(0.25))
+        );
         let tier = g.long_context.unwrap();
-        assert_eq!((tier.above, tier.rates.input, tier.rates.output), (272_000, 5.0, 22.5));
+        assert_eq!(
+            (tier.above, tier.rates.input, tier.rates.output),
+            (272_000, 5.0, 22.5)
+        );
         assert_eq!(r.context_window("gpt-5.4"), 1_050_000);
-        for current in [
-            "claude-haiku-5-5",
-            "gpt-5.4-mini",
-            "gpt-5.5",
-            "gpt-6.1-sol",
-        ] {
+        for current in ["claude-haiku-5-5", "gpt-5.4-mini", "gpt-5.5", "gpt-6.1-sol"] {
             let m = r.model(current);
             assert_eq!(m.status, Some(Status::Current), "{current}");
             // Known, but without a published price: none is guessed.
