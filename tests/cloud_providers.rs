@@ -801,3 +801,122 @@ fn a_review_approves_through_foundry_with_a_key_and_with_workload_identity() {
         "{errors}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Anthropic workload identity federation (issue 51).
+
+/// Without a key, a review approves through Anthropic's jwt-bearer exchange — the identity token
+/// from a file, and from the Actions OIDC URL — sending what the SDK's own exchange sends (same
+/// endpoint, grant fields, beta headers; checked against the same fake, which the SDK passes).
+#[test]
+fn a_review_approves_through_anthropic_federation_as_the_sdk_exchanges() {
+    if !have_reference_clients() {
+        return;
+    }
+    let state = tempfile::tempdir().unwrap();
+    let config = json!({"oidc": OIDC, "request_token": REQUEST_TOKEN, "rule": "fdrl_01qaloop",
+        "org": "org-qaloop", "answers": [text_answer(), verdict("approved")]});
+    std::fs::write(state.path().join("config.json"), config.to_string()).unwrap();
+    std::fs::write(state.path().join("requests.jsonl"), "").unwrap();
+    let port_file = state.path().join("port");
+    let child = Command::new("python3")
+        .arg(fixture("fake_anthropic_oauth.py"))
+        .arg(&port_file)
+        .arg(state.path())
+        .spawn()
+        .unwrap();
+    while !port_file.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let url = format!(
+        "http://127.0.0.1:{}",
+        std::fs::read_to_string(&port_file).unwrap().trim()
+    );
+    let fake = Fake { child, url, state };
+    let token = fake.state.path().join("identity");
+    std::fs::write(&token, OIDC).unwrap();
+    let token = token.display().to_string();
+    let federation = [
+        ("ANTHROPIC_FEDERATION_RULE_ID", "fdrl_01qaloop"),
+        ("ANTHROPIC_ORGANIZATION_ID", "org-qaloop"),
+    ];
+    // The SDK's own exchange, through its default credentials chain.
+    let o = Command::new("python3")
+        .args(["-c", "from anthropic import Anthropic; print(Anthropic().messages.create(model='claude-sonnet-5-5', max_tokens=8, messages=[{'role': 'user', 'content': 'x'}]).content[0].type)"])
+        .env_remove("ANTHROPIC_API_KEY")
+        .env("ANTHROPIC_BASE_URL", &fake.url)
+        .env("ANTHROPIC_IDENTITY_TOKEN_FILE", &token)
+        .envs(federation)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "text",
+        "{}",
+        stderr(&o)
+    );
+    let sdk = fake.requests();
+    let oidc_url = format!("{}/oidc?x=1", fake.url);
+    for (name, identity) in [
+        (
+            "token file",
+            vec![("ANTHROPIC_IDENTITY_TOKEN_FILE", token.as_str())],
+        ),
+        (
+            "Actions OIDC",
+            vec![
+                ("ACTIONS_ID_TOKEN_REQUEST_URL", oidc_url.as_str()),
+                ("ACTIONS_ID_TOKEN_REQUEST_TOKEN", REQUEST_TOKEN),
+                ("QA_LOOP_OIDC_AUDIENCE", "https://api.anthropic.com"),
+            ],
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        project(dir.path(), "");
+        fake.clear();
+        let o = Command::new(env!("CARGO_BIN_EXE_qa-loop"))
+            .current_dir(dir.path())
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", dir.path())
+            .args([
+                "run",
+                "--provider",
+                "anthropic",
+                "--base-url",
+                &fake.url,
+                "--mode",
+                "review",
+            ])
+            .envs(federation)
+            .envs(identity.iter().copied())
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(0), "{name}: {err}");
+        let reqs = fake.requests();
+        let pick =
+            |list: &[Value], what: &str| list.iter().find(|r| r[what] == true).cloned().unwrap();
+        let (ours, theirs) = (pick(&reqs, "exchange"), pick(&sdk, "exchange"));
+        assert_eq!(ours["ok"], true, "{name}: {reqs:#?}");
+        for field in ["keys", "beta", "content_type"] {
+            assert_eq!(ours[field], theirs[field], "{name}: {field}");
+        }
+        let (ours, theirs) = (pick(&reqs, "messages"), pick(&sdk, "messages"));
+        assert_eq!(ours["ok"], true);
+        assert_eq!(
+            (&ours["beta"], &ours["x_api_key"]),
+            (&theirs["beta"], &theirs["x_api_key"])
+        );
+        if name == "Actions OIDC" {
+            assert!(
+                reqs.iter().any(|r| r["oidc"] == true
+                    && r["ok"] == true
+                    && r["audience"] == "https://api.anthropic.com"),
+                "{reqs:#?}"
+            );
+        }
+        let out = format!("{}{err}", String::from_utf8_lossy(&o.stdout));
+        assert!(!out.contains(OIDC) && !out.contains(REQUEST_TOKEN));
+    }
+}

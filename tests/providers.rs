@@ -792,12 +792,12 @@ fn approve_on_the_first_pass() {
             ),
             (Some(1000), Some(100))
         );
-        // Priced from the built-in table: Sonnet 4.5 $3/$15, GPT-4.1 $2/$8 per million; GPT-5.4
-        // has no built-in price (no family guess): its cost is not counted.
+        // Priced from the built-in table: Sonnet 4.5 $3/$15, GPT-4.1 $2/$8, GPT-5.4 $2.50/$15
+        // per million (its model page; issue 49).
         let want = match wire {
             Wire::Anthropic => 0.0045,
             Wire::OpenAi => 0.0028,
-            Wire::Responses => 0.0,
+            Wire::Responses => 0.004,
         };
         assert!(
             (r["cost_usd"].as_f64().unwrap() - want).abs() < 1e-9,

@@ -93,6 +93,10 @@ pub struct FlagLayer {
     /// Google Cloud project of --provider vertex (default ANTHROPIC_VERTEX_PROJECT_ID)
     #[arg(long, env = "QA_LOOP_PROJECT", global = true)]
     pub project: Option<String>,
+    /// Audience of the job's OIDC token for Anthropic workload identity federation (default:
+    /// GitHub's, the repository owner's URL)
+    #[arg(long, env = "QA_LOOP_OIDC_AUDIENCE", global = true)]
+    pub oidc_audience: Option<String>,
     /// API key (also read from ANTHROPIC_API_KEY / OPENAI_API_KEY); never logged
     #[arg(long, env = "QA_LOOP_API_KEY", global = true, hide_env_values = true)]
     pub api_key: Option<String>,
@@ -386,6 +390,8 @@ pub struct Models {
     pub region: Option<String>,
     /// The Google Cloud project (`--project`, `project:`), for `vertex`.
     pub project: Option<String>,
+    /// The audience asked for the job's OIDC token (`--oidc-audience`), for federation.
+    pub oidc_audience: Option<String>,
     pub api_key: Option<Secret>,
     /// Retries and time limits of model requests.
     pub model_retry: crate::retry::RetryPolicy,
@@ -692,6 +698,7 @@ impl Models {
             base_url: flags.base_url.clone().or_else(|| file.base_url.clone()),
             region: flags.region.clone().or_else(|| file.region.clone()),
             project: flags.project.clone().or_else(|| file.project.clone()),
+            oidc_audience: flags.oidc_audience.clone(),
             api_key,
             model_retry: {
                 let d = crate::retry::RetryPolicy::default();

@@ -17,6 +17,11 @@ use crate::secrets::Secret;
 pub enum Endpoint {
     /// Anthropic's own API (`POST {base}/v1/messages`, `x-api-key`).
     FirstParty { url: String, key: Secret },
+    /// Anthropic's own API with an access token from workload identity federation.
+    Federated {
+        url: String,
+        auth: Box<super::federation::Federation>,
+    },
     /// Amazon Bedrock: `POST {base}/model/{model}/invoke` (or `invoke-with-response-stream`, AWS
     /// event-stream frames), the body without `model` and `stream`, with `anthropic_version`;
     /// a Bedrock API key or SigV4.
@@ -84,6 +89,16 @@ impl Anthropic {
             format!("{base}/v1/messages")
         };
         Anthropic::at(transport, Endpoint::FirstParty { url, key }, default_model)
+    }
+
+    /// The Messages URL of a base (`https://api.anthropic.com` by default, `/v1` or not).
+    pub fn messages_url(base_url: Option<&str>) -> String {
+        let base = base_url.unwrap_or(DEFAULT_BASE_URL).trim_end_matches('/');
+        if base.ends_with("/v1") {
+            format!("{base}/messages")
+        } else {
+            format!("{base}/v1/messages")
+        }
     }
 
     /// The Messages API at `endpoint`.
@@ -200,80 +215,7 @@ impl Provider for Anthropic {
             if let Some(effort) = plan.effort {
                 body["output_config"] = json!({"effort": effort.as_str()});
             }
-            let answer = match &self.endpoint {
-                Endpoint::FirstParty { url, key } => {
-                    let headers = [
-                        ("x-api-key", key.expose().to_string()),
-                        ("anthropic-version", API_VERSION.to_string()),
-                    ];
-                    if plan.stream {
-                        body["stream"] = json!(true);
-                        self.transport
-                            .post_events("Anthropic", url, &headers, &body, fold_events)
-                            .await?
-                    } else {
-                        self.transport
-                            .post_json("Anthropic", url, &headers, &body)
-                            .await?
-                    }
-                }
-                Endpoint::Bedrock { base, auth } => {
-                    let (url, body) = bedrock_request(base, model, body, plan.stream);
-                    let fold = plan
-                        .stream
-                        .then_some(super::http::Fold::EventStream(fold_bedrock));
-                    let (headers, signer): (Vec<(&'static str, String)>, _) = match auth {
-                        super::aws::BedrockAuth::Bearer(k) => (
-                            vec![("authorization", format!("Bearer {}", k.expose()))],
-                            None,
-                        ),
-                        super::aws::BedrockAuth::SigV4(s) => {
-                            (Vec::new(), Some(&**s as &dyn super::http::Authorize))
-                        }
-                    };
-                    self.transport
-                        .post_with("Bedrock", &url, &headers, &body, fold, signer)
-                        .await
-                        .map_err(|e| refused(e, "Bedrock", &bedrock_origin(auth)))?
-                }
-                Endpoint::Foundry { url, auth } => {
-                    let mut headers = vec![("anthropic-version", API_VERSION.to_string())];
-                    let (signer, origin) = match auth {
-                        FoundryAuth::Key(k) => {
-                            headers.push(("x-api-key", k.expose().to_string()));
-                            headers.push(("api-key", k.expose().to_string()));
-                            (None, "ANTHROPIC_FOUNDRY_API_KEY")
-                        }
-                        FoundryAuth::Entra(e) => (
-                            Some(&**e as &dyn super::http::Authorize),
-                            "AZURE_CLIENT_ID/AZURE_TENANT_ID/AZURE_FEDERATED_TOKEN_FILE",
-                        ),
-                    };
-                    let fold = plan.stream.then_some(super::http::Fold::Sse(fold_events));
-                    if plan.stream {
-                        body["stream"] = json!(true);
-                    }
-                    self.transport
-                        .post_with("Foundry", url, &headers, &body, fold, signer)
-                        .await
-                        .map_err(|e| refused(e, "Foundry", origin))?
-                }
-                Endpoint::Vertex {
-                    base,
-                    project,
-                    region,
-                    auth,
-                } => {
-                    let (url, body) =
-                        vertex_request(base, project, region, model, body, plan.stream);
-                    let fold = plan.stream.then_some(super::http::Fold::Sse(fold_events));
-                    let signer = Some(&**auth as &dyn super::http::Authorize);
-                    self.transport
-                        .post_with("Vertex AI", &url, &[], &body, fold, signer)
-                        .await
-                        .map_err(|e| refused(e, "Vertex AI", &auth.origin))?
-                }
-            };
+            let answer = self.send(model, body, plan.stream).await?;
             parse_response(&answer, model)
         })
     }
@@ -376,6 +318,108 @@ pub fn vertex_request(
 /// Bedrock's event stream folded into the answer, through the Messages stream's own folder.
 pub fn fold_bedrock(bytes: &[u8]) -> Result<Value, StreamFault> {
     fold_events(&super::eventstream::bedrock_to_sse(bytes)?)
+}
+
+impl Anthropic {
+    /// Sends a Messages body to the endpoint: addressed, wrapped and authenticated as the
+    /// endpoint takes it (SPEC §5.1); the answer JSON.
+    async fn send(
+        &self,
+        model: &str,
+        mut body: Value,
+        stream: bool,
+    ) -> Result<Value, ProviderError> {
+        let plan_stream = stream;
+        Ok(match &self.endpoint {
+            Endpoint::FirstParty { url, key } => {
+                let headers = [
+                    ("x-api-key", key.expose().to_string()),
+                    ("anthropic-version", API_VERSION.to_string()),
+                ];
+                if plan_stream {
+                    body["stream"] = json!(true);
+                    self.transport
+                        .post_events("Anthropic", url, &headers, &body, fold_events)
+                        .await?
+                } else {
+                    self.transport
+                        .post_json("Anthropic", url, &headers, &body)
+                        .await?
+                }
+            }
+            Endpoint::Bedrock { base, auth } => {
+                let (url, body) = bedrock_request(base, model, body, plan_stream);
+                let fold = plan_stream.then_some(super::http::Fold::EventStream(fold_bedrock));
+                let (headers, signer): (Vec<(&'static str, String)>, _) = match auth {
+                    super::aws::BedrockAuth::Bearer(k) => (
+                        vec![("authorization", format!("Bearer {}", k.expose()))],
+                        None,
+                    ),
+                    super::aws::BedrockAuth::SigV4(s) => {
+                        (Vec::new(), Some(&**s as &dyn super::http::Authorize))
+                    }
+                };
+                self.transport
+                    .post_with("Bedrock", &url, &headers, &body, fold, signer)
+                    .await
+                    .map_err(|e| refused(e, "Bedrock", &bedrock_origin(auth)))?
+            }
+            Endpoint::Federated { url, auth } => {
+                let headers = [("anthropic-version", API_VERSION.to_string())];
+                let fold = plan_stream.then_some(super::http::Fold::Sse(fold_events));
+                if plan_stream {
+                    body["stream"] = json!(true);
+                }
+                let signer = Some(&**auth as &dyn super::http::Authorize);
+                self.transport
+                    .post_with("Anthropic", url, &headers, &body, fold, signer)
+                    .await
+                    .map_err(|e| {
+                        refused(
+                            e,
+                            "Anthropic",
+                            "ANTHROPIC_FEDERATION_RULE_ID/ANTHROPIC_ORGANIZATION_ID",
+                        )
+                    })?
+            }
+            Endpoint::Foundry { url, auth } => {
+                let mut headers = vec![("anthropic-version", API_VERSION.to_string())];
+                let (signer, origin) = match auth {
+                    FoundryAuth::Key(k) => {
+                        headers.push(("x-api-key", k.expose().to_string()));
+                        headers.push(("api-key", k.expose().to_string()));
+                        (None, "ANTHROPIC_FOUNDRY_API_KEY")
+                    }
+                    FoundryAuth::Entra(e) => (
+                        Some(&**e as &dyn super::http::Authorize),
+                        "AZURE_CLIENT_ID/AZURE_TENANT_ID/AZURE_FEDERATED_TOKEN_FILE",
+                    ),
+                };
+                let fold = plan_stream.then_some(super::http::Fold::Sse(fold_events));
+                if plan_stream {
+                    body["stream"] = json!(true);
+                }
+                self.transport
+                    .post_with("Foundry", url, &headers, &body, fold, signer)
+                    .await
+                    .map_err(|e| refused(e, "Foundry", origin))?
+            }
+            Endpoint::Vertex {
+                base,
+                project,
+                region,
+                auth,
+            } => {
+                let (url, body) = vertex_request(base, project, region, model, body, plan_stream);
+                let fold = plan_stream.then_some(super::http::Fold::Sse(fold_events));
+                let signer = Some(&**auth as &dyn super::http::Authorize);
+                self.transport
+                    .post_with("Vertex AI", &url, &[], &body, fold, signer)
+                    .await
+                    .map_err(|e| refused(e, "Vertex AI", &auth.origin))?
+            }
+        })
+    }
 }
 
 fn ephemeral() -> Value {

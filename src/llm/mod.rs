@@ -6,6 +6,7 @@ pub mod anthropic;
 pub mod aws;
 pub mod azure;
 pub mod eventstream;
+pub mod federation;
 pub mod google;
 pub mod http;
 pub mod openai;

@@ -55,14 +55,9 @@ pub fn provider(
     warn_unthinking(settings);
     Ok(match kind {
         ProviderKind::Anthropic => Box::new(
-            Anthropic::new(
-                transport,
-                base_url,
-                key.ok_or_else(|| need_key("ANTHROPIC_API_KEY"))?,
-                default_model,
-            )
-            .with_thinking(thinking)
-            .with_registry(registry),
+            anthropic(settings, transport, key, default_model, need_key)?
+                .with_thinking(thinking)
+                .with_registry(registry),
         ),
         ProviderKind::Openai => Box::new(
             OpenAi::new(
@@ -204,6 +199,36 @@ fn vertex(settings: &Settings) -> Result<crate::llm::anthropic::Endpoint, RunErr
         region,
         auth: Box::new(auth),
     })
+}
+
+/// Anthropic's own API with the key, else through workload identity federation when it is set
+/// up (SPEC §5.1), else the usage error `need_key` makes.
+fn anthropic(
+    settings: &Settings,
+    transport: crate::llm::http::Transport,
+    key: Option<crate::secrets::Secret>,
+    default_model: Option<&str>,
+    need_key: impl Fn(&str) -> RunError,
+) -> Result<crate::llm::anthropic::Anthropic, RunError> {
+    use crate::llm::anthropic::{Anthropic, DEFAULT_BASE_URL, Endpoint};
+    let base_url = settings.models.base_url.as_deref();
+    if let Some(k) = key {
+        return Ok(Anthropic::new(transport, base_url, k, default_model));
+    }
+    let federation = crate::llm::federation::from_env(
+        &crate::env_vars::var,
+        base_url.unwrap_or(DEFAULT_BASE_URL),
+        settings.models.oidc_audience.clone(),
+    )
+    .map_err(|e| RunError::Usage(format!("--provider anthropic: {e}")))?
+    .ok_or_else(|| {
+        need_key("ANTHROPIC_API_KEY (or ANTHROPIC_FEDERATION_RULE_ID and ANTHROPIC_ORGANIZATION_ID for workload identity federation)")
+    })?;
+    let endpoint = Endpoint::Federated {
+        url: Anthropic::messages_url(base_url),
+        auth: Box::new(federation),
+    };
+    Ok(Anthropic::at(transport, endpoint, default_model))
 }
 
 /// Bedrock's endpoint and credentials (SPEC §5.1): the region from `--region`/`region:`, else
