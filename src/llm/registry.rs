@@ -915,7 +915,17 @@ mod tests {
             (272_000, 5.0, 22.5)
         );
         assert_eq!(r.context_window("gpt-5.4"), 1_050_000);
-        for current in ["claude-haiku-5-5", "gpt-5.4-mini", "gpt-5.5", "gpt-6.1-sol"] {
+        // The model pages the search tool holds (translated copies), each with its tier.
+        let terra = r.price("gpt-6.1-terra").unwrap();
+        assert_eq!((terra.rates.input, terra.rates.output), (1.0, 5.0));
+        assert_eq!(terra.long_context.unwrap().rates.cache_read, Some(0.1));
+        assert_eq!(r.price("gpt-5-pro").unwrap().rates.output, 120.0);
+        for current in [
+            "claude-haiku-5-5",
+            "gpt-5.4-mini",
+            "gpt-5.5",
+            "gpt-6.2-astra",
+        ] {
             let m = r.model(current);
             assert_eq!(m.status, Some(Status::Current), "{current}");
             // Known, but without a published price: none is guessed.
