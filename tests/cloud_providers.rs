@@ -48,6 +48,28 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Starts the Python fake `script` over `state` (its `config.json` written) and waits for its port.
+fn spawn_fake(script: &str, state: tempfile::TempDir) -> Fake {
+    std::fs::write(state.path().join("requests.jsonl"), "").unwrap();
+    let port_file = state.path().join("port");
+    let child = Command::new("python3")
+        .arg(fixture(script))
+        .arg(&port_file)
+        .arg(state.path())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !port_file.exists() {
+        assert!(std::time::Instant::now() < until, "the fake did not start");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let url = format!(
+        "http://127.0.0.1:{}",
+        std::fs::read_to_string(&port_file).unwrap().trim()
+    );
+    Fake { child, url, state }
+}
+
 impl Fake {
     fn start(answers: Vec<Value>, extra: Value) -> Fake {
         let state = tempfile::tempdir().unwrap();
@@ -57,25 +79,7 @@ impl Fake {
             config[k] = v.clone();
         }
         std::fs::write(state.path().join("config.json"), config.to_string()).unwrap();
-        std::fs::write(state.path().join("requests.jsonl"), "").unwrap();
-        let port_file = state.path().join("port");
-        let child = Command::new("python3")
-            .arg(fixture("fake_bedrock.py"))
-            .arg(&port_file)
-            .arg(state.path())
-            .spawn()
-            .unwrap();
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while !port_file.exists() {
-            assert!(std::time::Instant::now() < until, "the fake did not start");
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        let port = std::fs::read_to_string(&port_file).unwrap();
-        Fake {
-            child,
-            url: format!("http://127.0.0.1:{}", port.trim()),
-            state,
-        }
+        spawn_fake("fake_bedrock.py", state)
     }
 
     fn requests(&self) -> Vec<Value> {
@@ -478,23 +482,8 @@ impl Vertex {
         let config = json!({"oidc": OIDC, "request_token": REQUEST_TOKEN, "audience": AUDIENCE,
             "public_key": public, "answers": answers});
         std::fs::write(state.path().join("config.json"), config.to_string()).unwrap();
-        std::fs::write(state.path().join("requests.jsonl"), "").unwrap();
-        let port_file = state.path().join("port");
-        let child = Command::new("python3")
-            .arg(fixture("fake_vertex.py"))
-            .arg(&port_file)
-            .arg(state.path())
-            .spawn()
-            .unwrap();
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while !port_file.exists() {
-            assert!(std::time::Instant::now() < until, "the fake did not start");
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        let url = format!(
-            "http://127.0.0.1:{}",
-            std::fs::read_to_string(&port_file).unwrap().trim()
-        );
+        let fake = spawn_fake("fake_vertex.py", state);
+        let url = fake.url.clone();
         let external = json!({
             "type": "external_account", "audience": AUDIENCE,
             "subject_token_type": "urn:ietf:params:oauth:token-type:jwt",
@@ -510,10 +499,7 @@ impl Vertex {
             "client_email": format!("qa@{PROJECT}.iam.gserviceaccount.com"), "client_id": "1",
             "token_uri": format!("{url}/oauth2/token")});
         std::fs::write(files.path().join("sa.json"), sa.to_string()).unwrap();
-        Vertex {
-            fake: Fake { child, url, state },
-            files,
-        }
+        Vertex { fake, files }
     }
 
     fn file(&self, name: &str) -> String {
@@ -672,24 +658,7 @@ fn foundry_fake(answers: Vec<Value>) -> Fake {
     let config = json!({"key": FOUNDRY_KEY, "tenant": "tenant-1", "client_id": "client-1",
         "federated": FEDERATED, "answers": answers});
     std::fs::write(state.path().join("config.json"), config.to_string()).unwrap();
-    std::fs::write(state.path().join("requests.jsonl"), "").unwrap();
-    let port_file = state.path().join("port");
-    let child = Command::new("python3")
-        .arg(fixture("fake_foundry.py"))
-        .arg(&port_file)
-        .arg(state.path())
-        .spawn()
-        .unwrap();
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !port_file.exists() {
-        assert!(std::time::Instant::now() < until, "the fake did not start");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let url = format!(
-        "http://127.0.0.1:{}",
-        std::fs::read_to_string(&port_file).unwrap().trim()
-    );
-    Fake { child, url, state }
+    spawn_fake("fake_foundry.py", state)
 }
 
 /// The SDK's `AnthropicFoundry` with a key succeeds against the fake; a review approves through
@@ -817,22 +786,7 @@ fn a_review_approves_through_anthropic_federation_as_the_sdk_exchanges() {
     let config = json!({"oidc": OIDC, "request_token": REQUEST_TOKEN, "rule": "fdrl_01qaloop",
         "org": "org-qaloop", "answers": [text_answer(), verdict("approved")]});
     std::fs::write(state.path().join("config.json"), config.to_string()).unwrap();
-    std::fs::write(state.path().join("requests.jsonl"), "").unwrap();
-    let port_file = state.path().join("port");
-    let child = Command::new("python3")
-        .arg(fixture("fake_anthropic_oauth.py"))
-        .arg(&port_file)
-        .arg(state.path())
-        .spawn()
-        .unwrap();
-    while !port_file.exists() {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let url = format!(
-        "http://127.0.0.1:{}",
-        std::fs::read_to_string(&port_file).unwrap().trim()
-    );
-    let fake = Fake { child, url, state };
+    let fake = spawn_fake("fake_anthropic_oauth.py", state);
     let token = fake.state.path().join("identity");
     std::fs::write(&token, OIDC).unwrap();
     let token = token.display().to_string();
