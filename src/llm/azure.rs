@@ -5,8 +5,7 @@
 //! client assertion, for the scope `https://ai.azure.com/.default`. Tokens are kept until five
 //! minutes before they expire; each is a secret.
 
-use std::sync::Mutex;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -23,7 +22,7 @@ pub struct EntraAuth {
     tenant_id: String,
     token_file: String,
     authority: String,
-    cached: Mutex<Option<(Secret, SystemTime)>>,
+    cached: super::http::TokenCache,
 }
 
 /// The workload identity of the environment, if its three variables are set.
@@ -35,20 +34,14 @@ pub fn workload_identity(env: &dyn Fn(&str) -> Option<String>) -> Option<EntraAu
         token_file: get("AZURE_FEDERATED_TOKEN_FILE")?,
         authority: get("AZURE_AUTHORITY_HOST")
             .unwrap_or_else(|| "https://login.microsoftonline.com".into()),
-        cached: Mutex::new(None),
+        cached: Default::default(),
     })
 }
 
 impl EntraAuth {
     async fn token(&self) -> Result<Secret, String> {
-        if let Some((t, until)) = self
-            .cached
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            && SystemTime::now() + Duration::from_secs(300) < *until
-        {
-            return Ok(t.clone());
+        if let Some(t) = self.cached.fresh() {
+            return Ok(t);
         }
         let assertion = std::fs::read_to_string(&self.token_file).map_err(|e| {
             format!(
@@ -103,10 +96,8 @@ impl EntraAuth {
         crate::secrets::register([token.clone()]);
         let lifetime = answer["expires_in"].as_u64().unwrap_or(3600);
         let token = Secret::new(token);
-        *self.cached.lock().unwrap_or_else(|e| e.into_inner()) = Some((
-            token.clone(),
-            SystemTime::now() + Duration::from_secs(lifetime),
-        ));
+        self.cached
+            .keep(token.clone(), Duration::from_secs(lifetime));
         Ok(token)
     }
 }

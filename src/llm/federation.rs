@@ -8,8 +8,7 @@
 //! Fetched again five minutes before it expires. The identity token, the request token and the
 //! access token are secrets.
 
-use std::sync::Mutex;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -39,7 +38,7 @@ pub struct Federation {
     service_account: Option<String>,
     workspace: Option<String>,
     identity: Identity,
-    cached: Mutex<Option<(Secret, SystemTime)>>,
+    cached: super::http::TokenCache,
 }
 
 /// The federation the environment sets up (`ANTHROPIC_FEDERATION_RULE_ID` and
@@ -83,7 +82,7 @@ pub fn from_env(
         service_account: get("ANTHROPIC_SERVICE_ACCOUNT_ID"),
         workspace: get("ANTHROPIC_WORKSPACE_ID"),
         identity,
-        cached: Mutex::new(None),
+        cached: Default::default(),
     }))
 }
 
@@ -126,14 +125,8 @@ impl Federation {
     }
 
     async fn access_token(&self) -> Result<Secret, String> {
-        if let Some((t, until)) = self
-            .cached
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            && SystemTime::now() + Duration::from_secs(300) < *until
-        {
-            return Ok(t.clone());
+        if let Some(t) = self.cached.fresh() {
+            return Ok(t);
         }
         let assertion = self.identity_token().await?;
         let mut body = json!({
@@ -175,8 +168,7 @@ impl Federation {
         crate::secrets::register([token.clone()]);
         let lifetime = Duration::from_secs(answer["expires_in"].as_u64().unwrap_or(3600));
         let token = Secret::new(token);
-        *self.cached.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some((token.clone(), SystemTime::now() + lifetime));
+        self.cached.keep(token.clone(), lifetime);
         Ok(token)
     }
 }

@@ -12,7 +12,6 @@
 //! Tokens are kept until five minutes before they expire, then fetched again. Every token and the
 //! file's subject-token headers are secrets.
 
-use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
@@ -25,13 +24,10 @@ use crate::secrets::Secret;
 /// The scope Vertex AI takes.
 pub const SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
 
-/// Fetch a new token this long before the current one expires.
-const REFRESH_MARGIN: Duration = Duration::from_secs(5 * 60);
-
 /// Where Vertex's bearer token comes from.
 pub struct GoogleAuth {
     source: Source,
-    cached: Mutex<Option<(Secret, SystemTime)>>,
+    cached: super::http::TokenCache,
     /// The variable to check when it is refused.
     pub origin: String,
     /// The project the credentials name (`quota_project_id`, a service account's `project_id`).
@@ -49,7 +45,7 @@ pub fn chain(env: &dyn Fn(&str) -> Option<String>) -> Result<GoogleAuth, String>
     let get = |k: &str| env(k).filter(|v| !v.trim().is_empty());
     let auth = |source, origin: &str, project| GoogleAuth {
         source,
-        cached: Mutex::new(None),
+        cached: Default::default(),
         origin: origin.to_string(),
         project,
     };
@@ -106,14 +102,8 @@ pub fn chain(env: &dyn Fn(&str) -> Option<String>) -> Result<GoogleAuth, String>
 
 impl GoogleAuth {
     async fn token(&self) -> Result<Secret, String> {
-        if let Some((t, until)) = self
-            .cached
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            && SystemTime::now() + REFRESH_MARGIN < *until
-        {
-            return Ok(t.clone());
+        if let Some(t) = self.cached.fresh() {
+            return Ok(t);
         }
         let (token, lifetime) = match &self.source {
             Source::Token(t) => return Ok(t.clone()),
@@ -122,8 +112,7 @@ impl GoogleAuth {
         };
         crate::secrets::register([token.clone()]);
         let token = Secret::new(token);
-        *self.cached.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some((token.clone(), SystemTime::now() + lifetime));
+        self.cached.keep(token.clone(), lifetime);
         Ok(token)
     }
 }

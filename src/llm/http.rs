@@ -79,6 +79,29 @@ pub enum Fold {
     EventStream(fn(&[u8]) -> Result<Value, StreamFault>),
 }
 
+/// A short-lived token and when it must be fetched again: five minutes before it expires (the
+/// credential sources that exchange one — Google, Entra ID, Anthropic federation — share this).
+#[derive(Default)]
+pub struct TokenCache(std::sync::Mutex<Option<(Secret, SystemTime)>>);
+
+impl TokenCache {
+    /// The kept token, unless it expires within five minutes.
+    pub fn fresh(&self) -> Option<Secret> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .filter(|(_, until)| SystemTime::now() + Duration::from_secs(300) < *until)
+            .map(|(t, _)| t.clone())
+    }
+
+    /// Keeps `token`, valid for `lifetime` from now.
+    pub fn keep(&self, token: Secret, lifetime: Duration) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((token, SystemTime::now() + lifetime));
+    }
+}
+
 /// How a request is authenticated when a fixed header will not do: a signature over the exact
 /// bytes sent (SigV4), or a short-lived token refreshed before it expires. Asked on every
 /// attempt; its error names the provider and the variable to check.
