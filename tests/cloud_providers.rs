@@ -786,7 +786,7 @@ fn a_review_approves_through_anthropic_federation_as_the_sdk_exchanges() {
     let config = json!({"oidc": OIDC, "request_token": REQUEST_TOKEN, "rule": "fdrl_01qaloop",
         "org": "org-qaloop", "answers": [text_answer(), verdict("approved")]});
     std::fs::write(state.path().join("config.json"), config.to_string()).unwrap();
-    let fake = spawn_fake("fake_anthropic_oauth.py", state);
+    let fake = spawn_fake("fake_oauth.py", state);
     let token = fake.state.path().join("identity");
     std::fs::write(&token, OIDC).unwrap();
     let token = token.display().to_string();
@@ -873,4 +873,196 @@ fn a_review_approves_through_anthropic_federation_as_the_sdk_exchanges() {
         let out = format!("{}{err}", String::from_utf8_lossy(&o.stdout));
         assert!(!out.contains(OIDC) && !out.contains(REQUEST_TOKEN));
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenAI workload identity (issue 51).
+
+const IDP: &str = "idp_01qaloop";
+const SERVICE_ACCOUNT: &str = "svc_01qaloop";
+
+/// A Responses API answer: a reasoning item, then `text` or a `submit_verdict` call.
+fn responses_answer(n: u32, verdict: Option<&str>) -> Value {
+    let mut items = vec![json!({"type": "reasoning", "id": format!("rs_{n}"), "summary": []})];
+    match verdict {
+        Some(status) => items.push(json!({"type": "function_call", "id": format!("fc_{n}"),
+            "call_id": format!("call_{n}"), "name": "submit_verdict", "status": "completed",
+            "arguments": json!({"status": status, "score": 90, "confidence": 0.9,
+                "summary": "fine", "criteria": [], "issues": []}).to_string()})),
+        None => items.push(
+            json!({"type": "message", "id": format!("msg_{n}"), "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "I read the change.", "annotations": []}]}),
+        ),
+    }
+    json!({"id": format!("resp_{n}"), "object": "response", "created_at": 1_763_700_000,
+        "status": "completed", "model": "gpt-5.4", "output": items,
+        "usage": {"input_tokens": 900, "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 60, "output_tokens_details": {"reasoning_tokens": 10},
+            "total_tokens": 960}})
+}
+
+fn oauth_fake(expires_in: u64) -> Fake {
+    let state = tempfile::tempdir().unwrap();
+    let config = json!({"oidc": OIDC, "request_token": REQUEST_TOKEN, "idp": IDP,
+        "service_account": SERVICE_ACCOUNT, "expires_in": expires_in, "answers": [],
+        "responses": [responses_answer(1, None), responses_answer(2, Some("approved"))]});
+    std::fs::write(state.path().join("config.json"), config.to_string()).unwrap();
+    spawn_fake("fake_oauth.py", state)
+}
+
+/// `qa-loop run --provider openai` (review) against the fake, keyless: `env` says where the
+/// identity token comes from.
+fn run_openai(dir: &Path, fake: &Fake, env: &[(&str, &str)]) -> Output {
+    let exchange = format!("{}/oauth/token", fake.url);
+    Command::new(env!("CARGO_BIN_EXE_qa-loop"))
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("OPENAI_TOKEN_EXCHANGE_URL", &exchange)
+        .args([
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "gpt-5.4",
+            "--mode",
+            "review",
+        ])
+        .args(["--base-url", &format!("{}/v1", fake.url), "--verbose"])
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
+}
+
+/// Without a key, a review approves through OpenAI's RFC 8693 token exchange — the identity
+/// token from a file and from the Actions OIDC URL — sending the body the `openai` SDK's own
+/// `WorkloadIdentity` sends (checked on the same fake, which the SDK passes); the token is
+/// fetched again once it is due; a refused exchange ends with exit 4 naming OpenAI and the
+/// variables; no token in any output.
+#[test]
+fn a_review_approves_through_openai_workload_identity_as_the_sdk_exchanges() {
+    if !have_tool("the `openai` SDK", "python3", &["-c", "import openai.auth"]) {
+        return;
+    }
+    let fake = oauth_fake(3600);
+    let token = fake.state.path().join("identity");
+    std::fs::write(&token, OIDC).unwrap();
+    let token = token.display().to_string();
+    // The SDK's own exchange. Its client takes no exchange URL, so the test points the
+    // client's auth at the fake's.
+    let o = Command::new("python3")
+        .args([
+            "-c",
+            r#"
+import sys
+from openai import OpenAI
+from openai.auth import k8s_service_account_token_provider as k8s
+c = OpenAI(base_url=sys.argv[1] + "/v1", workload_identity={"identity_provider_id": sys.argv[2],
+    "service_account_id": sys.argv[3], "provider": k8s(sys.argv[4])}, max_retries=0)
+c._workload_identity_auth.token_exchange_url = sys.argv[1] + "/oauth/token"
+print(c.responses.create(model="gpt-5.4", input="x").output[-1].type)
+"#,
+        ])
+        .args([&fake.url, IDP, SERVICE_ACCOUNT, &token])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "message",
+        "{}",
+        stderr(&o)
+    );
+    let sdk = fake.requests();
+    let pick = |list: &[Value], what: &str| -> Vec<Value> {
+        list.iter().filter(|r| r[what] == true).cloned().collect()
+    };
+    let theirs = pick(&sdk, "openai_exchange").remove(0);
+    assert_eq!(theirs["ok"], true, "{sdk:#?}");
+    let federation = [
+        ("OPENAI_IDENTITY_PROVIDER_ID", IDP),
+        ("OPENAI_SERVICE_ACCOUNT_ID", SERVICE_ACCOUNT),
+    ];
+    for name in ["token file", "Actions OIDC"] {
+        let dir = tempfile::tempdir().unwrap();
+        project(dir.path(), "");
+        let fake = oauth_fake(3600);
+        let oidc_url = format!("{}/oidc?x=1", fake.url);
+        let mut env = federation.to_vec();
+        if name == "token file" {
+            env.push(("OPENAI_IDENTITY_TOKEN_FILE", token.as_str()));
+        } else {
+            env.extend([
+                ("ACTIONS_ID_TOKEN_REQUEST_URL", oidc_url.as_str()),
+                ("ACTIONS_ID_TOKEN_REQUEST_TOKEN", REQUEST_TOKEN),
+                ("QA_LOOP_OIDC_AUDIENCE", "api://openai"),
+            ]);
+        }
+        let o = run_openai(dir.path(), &fake, &env);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(0), "{name}: {err}");
+        let reqs = fake.requests();
+        let ours = pick(&reqs, "openai_exchange");
+        // Two model calls (a text answer, then the verdict), one exchange: the token is kept.
+        assert_eq!(ours.len(), 1, "{name}: {reqs:#?}");
+        assert_eq!(ours[0]["ok"], true, "{name}");
+        // The same grant, token type, identity provider and service account, and JSON.
+        assert_eq!(ours[0]["body"], theirs["body"], "{name}");
+        assert_eq!(ours[0]["content_type"], theirs["content_type"], "{name}");
+        let calls = pick(&reqs, "responses");
+        assert_eq!(calls.len(), 2, "{name}: {reqs:#?}");
+        assert!(calls.iter().all(|c| c["ok"] == true), "{name}");
+        if name == "Actions OIDC" {
+            assert!(
+                reqs.iter().any(|r| r["oidc"] == true
+                    && r["ok"] == true
+                    && r["audience"] == "api://openai"),
+                "{reqs:#?}"
+            );
+        }
+        let mut out = format!("{}{err}", String::from_utf8_lossy(&o.stdout));
+        for f in ["qa_report.md", "qa-result.json"] {
+            out.push_str(
+                &std::fs::read_to_string(dir.path().join(".qa-loop").join(f)).unwrap_or_default(),
+            );
+        }
+        assert!(
+            !out.contains(OIDC) && !out.contains(REQUEST_TOKEN),
+            "{name}"
+        );
+        assert!(
+            !out.contains("sk-ant-oat01-"),
+            "{name}: an access token in the output"
+        );
+    }
+    // A token that is due at once is fetched again for every call.
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), "");
+    let fake = oauth_fake(0);
+    let mut env = federation.to_vec();
+    env.push(("OPENAI_IDENTITY_TOKEN_FILE", token.as_str()));
+    let o = run_openai(dir.path(), &fake, &env);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let reqs = fake.requests();
+    assert_eq!(pick(&reqs, "openai_exchange").len(), 2, "{reqs:#?}");
+    // A refused exchange: exit 4, naming OpenAI and the variables, never a verdict.
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), "");
+    let fake = oauth_fake(3600);
+    let o = run_openai(
+        dir.path(),
+        &fake,
+        &[
+            ("OPENAI_IDENTITY_PROVIDER_ID", IDP),
+            ("OPENAI_SERVICE_ACCOUNT_ID", "svc_someone_else"),
+            ("OPENAI_IDENTITY_TOKEN_FILE", token.as_str()),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let errors = qa_result(dir.path())["errors"].to_string();
+    for want in ["OpenAI", "OPENAI_IDENTITY_PROVIDER_ID", "invalid_grant"] {
+        assert!(errors.contains(want), "{want}: {errors}");
+    }
+    assert!(pick(&fake.requests(), "responses").is_empty());
 }

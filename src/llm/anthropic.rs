@@ -257,19 +257,6 @@ fn bedrock_origin(auth: &super::aws::BedrockAuth) -> String {
     }
 }
 
-/// A platform's refusal of the credentials (HTTP 401/403: a bad signature, an unknown or expired
-/// key or token) as the credential error it is, naming where they came from.
-fn refused(e: ProviderError, platform: &str, origin: &str) -> ProviderError {
-    match e {
-        ProviderError::Fatal(t) if t.contains("HTTP 401") || t.contains("HTTP 403") => {
-            ProviderError::Credential(format!(
-                "{t} — {platform} refused the credentials from {origin}: check them (and the region)"
-            ))
-        }
-        other => other,
-    }
-}
-
 /// A Messages request as Vertex AI takes it, as the `anthropic` SDK's `AnthropicVertex` makes it:
 /// project, region, model and the streaming specifier in the path; `stream` stays in the body.
 pub fn vertex_request(
@@ -362,7 +349,7 @@ impl Anthropic {
                 self.transport
                     .post_with("Bedrock", &url, &headers, &body, fold, signer)
                     .await
-                    .map_err(|e| refused(e, "Bedrock", &bedrock_origin(auth)))?
+                    .map_err(|e| e.refused("Bedrock", &bedrock_origin(auth)))?
             }
             Endpoint::Federated { url, auth } => {
                 let headers = [("anthropic-version", API_VERSION.to_string())];
@@ -375,8 +362,7 @@ impl Anthropic {
                     .post_with("Anthropic", url, &headers, &body, fold, signer)
                     .await
                     .map_err(|e| {
-                        refused(
-                            e,
+                        e.refused(
                             "Anthropic",
                             "ANTHROPIC_FEDERATION_RULE_ID/ANTHROPIC_ORGANIZATION_ID",
                         )
@@ -402,7 +388,7 @@ impl Anthropic {
                 self.transport
                     .post_with("Foundry", url, &headers, &body, fold, signer)
                     .await
-                    .map_err(|e| refused(e, "Foundry", origin))?
+                    .map_err(|e| e.refused("Foundry", origin))?
             }
             Endpoint::Vertex {
                 base,
@@ -416,7 +402,7 @@ impl Anthropic {
                 self.transport
                     .post_with("Vertex AI", &url, &[], &body, fold, signer)
                     .await
-                    .map_err(|e| refused(e, "Vertex AI", &auth.origin))?
+                    .map_err(|e| e.refused("Vertex AI", &auth.origin))?
             }
         })
     }

@@ -79,26 +79,28 @@ pub enum Fold {
     EventStream(fn(&[u8]) -> Result<Value, StreamFault>),
 }
 
-/// A short-lived token and when it must be fetched again: five minutes before it expires (the
-/// credential sources that exchange one — Google, Entra ID, Anthropic federation — share this).
+/// A short-lived token and when it must be fetched again (the credential sources that exchange
+/// one — Google, Entra ID, Anthropic federation, OpenAI workload identity — share this).
 #[derive(Default)]
 pub struct TokenCache(std::sync::Mutex<Option<(Secret, SystemTime)>>);
 
 impl TokenCache {
-    /// The kept token, unless it expires within five minutes.
+    /// The kept token, until it is due for renewal.
     pub fn fresh(&self) -> Option<Secret> {
         self.0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .as_ref()
-            .filter(|(_, until)| SystemTime::now() + Duration::from_secs(300) < *until)
+            .filter(|(_, renew)| SystemTime::now() < *renew)
             .map(|(t, _)| t.clone())
     }
 
-    /// Keeps `token`, valid for `lifetime` from now.
+    /// Keeps `token`, valid for `lifetime` from now: it is renewed five minutes before it
+    /// expires, or halfway through a lifetime shorter than ten minutes.
     pub fn keep(&self, token: Secret, lifetime: Duration) {
+        let margin = Duration::from_secs(300).min(lifetime / 2);
         *self.0.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some((token, SystemTime::now() + lifetime));
+            Some((token, SystemTime::now() + lifetime - margin));
     }
 }
 
@@ -567,6 +569,26 @@ fn excerpt(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kept_token_is_renewed_before_it_expires() {
+        let cache = TokenCache::default();
+        assert!(cache.fresh().is_none());
+        cache.keep(Secret::new("an hour"), Duration::from_secs(3600));
+        assert_eq!(cache.fresh().unwrap().expose(), "an hour");
+        // A life shorter than ten minutes is renewed halfway through.
+        cache.keep(Secret::new("4 minutes"), Duration::from_secs(240));
+        assert_eq!(cache.fresh().unwrap().expose(), "4 minutes");
+        cache.keep(Secret::new("2 s"), Duration::from_secs(2));
+        assert!(cache.fresh().is_some());
+        std::thread::sleep(Duration::from_millis(1100));
+        assert!(
+            cache.fresh().is_none(),
+            "renewed halfway through a short life"
+        );
+        cache.keep(Secret::new("gone"), Duration::ZERO);
+        assert!(cache.fresh().is_none());
+    }
 
     #[test]
     fn retry_after_reads_seconds_dates_and_milliseconds() {

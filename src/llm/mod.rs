@@ -43,6 +43,21 @@ pub enum ProviderError {
     Credential(String),
 }
 
+impl ProviderError {
+    /// A platform's refusal of the credentials (HTTP 401/403: a bad signature, an unknown or
+    /// expired key or token) as the credential error it is, naming where they came from.
+    pub fn refused(self, platform: &str, origin: &str) -> ProviderError {
+        match self {
+            ProviderError::Fatal(t) if t.contains("HTTP 401") || t.contains("HTTP 403") => {
+                ProviderError::Credential(format!(
+                    "{t} — {platform} refused the credentials from {origin}: check them (and, on a cloud platform, the region)"
+                ))
+            }
+            other => other,
+        }
+    }
+}
+
 /// No model service: a run that asks no model (a merge-queue run) holds this one, so a
 /// workflow without a key still reports; a call is a fatal error naming why.
 pub struct NoModel(pub &'static str);

@@ -25,6 +25,8 @@ pub struct OpenAi {
     url: String,
     azure: bool,
     key: Option<Secret>,
+    /// A short-lived token in place of the key (workload identity), asked on every attempt.
+    auth: Option<Box<dyn super::http::Authorize>>,
     default_model: String,
     /// `openai` or `openai-compatible` (error texts and logs).
     label: &'static str,
@@ -47,11 +49,18 @@ impl OpenAi {
             url,
             azure,
             key,
+            auth: None,
             default_model: default_model.to_string(),
             label,
             thinking: Default::default(),
             registry: Registry::default(),
         }
+    }
+
+    /// Authenticates each request with `auth` (OpenAI workload identity) instead of a key.
+    pub fn with_auth(mut self, auth: Box<dyn super::http::Authorize>) -> Self {
+        self.auth = Some(auth);
+        self
     }
 
     /// Reasoning effort per agent, from its thinking setting (reasoning models only).
@@ -169,9 +178,16 @@ impl Provider for OpenAi {
             let service = if self.azure { "Azure OpenAI" } else { "OpenAI" };
             let answer = self
                 .transport
-                .post_json(service, &url, &headers, &body)
+                .post_with(service, &url, &headers, &body, None, self.auth.as_deref())
                 .await
-                .map_err(server_hint)?;
+                .map_err(server_hint)
+                .map_err(|e| match self.auth {
+                    Some(_) => e.refused(
+                        service,
+                        "workload identity (OPENAI_IDENTITY_PROVIDER_ID/OPENAI_SERVICE_ACCOUNT_ID)",
+                    ),
+                    None => e,
+                })?;
             let response = if responses {
                 super::responses::parse_response(&answer, model)?
             } else {

@@ -920,12 +920,19 @@ mod tests {
         assert_eq!((terra.rates.input, terra.rates.output), (1.0, 5.0));
         assert_eq!(terra.long_context.unwrap().rates.cache_read, Some(0.1));
         assert_eq!(r.price("gpt-5-pro").unwrap().rates.output, 120.0);
-        for current in [
-            "claude-haiku-5-5",
-            "gpt-5.4-mini",
-            "gpt-5.5",
-            "gpt-6.2-astra",
-        ] {
+        // Issue 49's named models: OpenAI's own page is not held here, the listings that agree are.
+        let g = r.price("gpt-5.5").unwrap();
+        assert_eq!(
+            (g.rates.input, g.rates.output, g.rates.cache_read),
+            (5.0, 30.0, Some(0.5))
+        );
+        assert_eq!(g.long_context.unwrap().rates.output, 45.0);
+        let mini = r.price("gpt-5.4-mini").unwrap();
+        assert_eq!((mini.rates.input, mini.rates.output), (0.75, 4.5));
+        // No cached price listed: cached tokens count at the input price, never below it.
+        assert_eq!(mini.rates.cache_read, None);
+        assert_eq!(r.context_window("gpt-5.4-mini"), 400_000);
+        for current in ["claude-haiku-5-5", "gpt-6.2-astra"] {
             let m = r.model(current);
             assert_eq!(m.status, Some(Status::Current), "{current}");
             // Known, but without a published price: none is guessed.

@@ -60,15 +60,9 @@ pub fn provider(
                 .with_registry(registry),
         ),
         ProviderKind::Openai => Box::new(
-            OpenAi::new(
-                transport,
-                base_url,
-                Some(key.ok_or_else(|| need_key("OPENAI_API_KEY"))?),
-                default_model.unwrap_or_default(),
-                "openai",
-            )
-            .with_thinking(thinking)
-            .with_registry(registry),
+            openai(settings, transport, key, default_model, need_key)?
+                .with_thinking(thinking)
+                .with_registry(registry),
         ),
         ProviderKind::OpenaiCompatible => {
             let base = base_url.ok_or_else(|| {
@@ -229,6 +223,32 @@ fn anthropic(
         auth: Box::new(federation),
     };
     Ok(Anthropic::at(transport, endpoint, default_model))
+}
+
+/// OpenAI's own API with the key, else through workload identity when it is set up (SPEC
+/// §5.1), else the usage error `need_key` makes.
+fn openai(
+    settings: &Settings,
+    transport: crate::llm::http::Transport,
+    key: Option<crate::secrets::Secret>,
+    default_model: Option<&str>,
+    need_key: impl Fn(&str) -> RunError,
+) -> Result<crate::llm::openai::OpenAi, RunError> {
+    use crate::llm::openai::OpenAi;
+    let base_url = settings.models.base_url.as_deref();
+    let model = default_model.unwrap_or_default();
+    if key.is_some() {
+        return Ok(OpenAi::new(transport, base_url, key, model, "openai"));
+    }
+    let identity = crate::llm::federation::openai_from_env(
+        &crate::env_vars::var,
+        settings.models.oidc_audience.clone(),
+    )
+    .map_err(|e| RunError::Usage(format!("--provider openai: {e}")))?
+    .ok_or_else(|| {
+        need_key("OPENAI_API_KEY (or OPENAI_IDENTITY_PROVIDER_ID and OPENAI_SERVICE_ACCOUNT_ID for workload identity)")
+    })?;
+    Ok(OpenAi::new(transport, base_url, None, model, "openai").with_auth(Box::new(identity)))
 }
 
 /// Bedrock's endpoint and credentials (SPEC §5.1): the region from `--region`/`region:`, else
