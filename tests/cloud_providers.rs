@@ -120,7 +120,11 @@ fn project(dir: &Path, extra: &str) {
         "from calc import add\nassert add(2, 2) == 4\n",
     )
     .unwrap();
-    std::fs::write(dir.join(".gitignore"), ".qa-loop/\n__pycache__/\n").unwrap();
+    std::fs::write(
+        dir.join(".gitignore"),
+        ".qa-loop/\n.actions/\n__pycache__/\n",
+    )
+    .unwrap();
     std::fs::write(
         dir.join("qa-loop.yml"),
         format!("risk_level: low\nunit_tests:\n  commands: [\"python3 test_calc.py\"]\nmodel_retry_backoff: 50ms\n{extra}"),
@@ -131,17 +135,73 @@ fn project(dir: &Path, extra: &str) {
     git(dir, &["commit", "-q", "-m", "init"]);
 }
 
-/// `qa-loop run --provider bedrock` in `dir` against `fake`, with `env` as the credentials.
-fn run(dir: &Path, fake: &Fake, env: &[(&str, &str)], extra: &[&str]) -> Output {
+/// `qa-loop run --verbose` in `dir` with a clean environment, as in GitHub Actions: the job
+/// summary and the step outputs go to `dir/.actions/` (scanned by [`no_credential_anywhere`]).
+fn qa_loop(dir: &Path) -> Command {
+    let actions = dir.join(".actions");
+    std::fs::create_dir_all(&actions).unwrap();
     let mut c = Command::new(env!("CARGO_BIN_EXE_qa-loop"));
     c.current_dir(dir)
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", dir)
         .env("NO_COLOR", "1")
-        .env("AWS_REGION", "us-east-1")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", actions.join("summary.md"))
+        .env("GITHUB_OUTPUT", actions.join("output"))
+        .args(["run", "--verbose"]);
+    c
+}
+
+/// No credential in any output of a run in `dir`: stdout, stderr (`--verbose`), every file of
+/// the out dir (the report, the result whose history the sticky comment carries, the JUnit XML,
+/// the logs), the job summary (the comment's report) and the step outputs. `known` are the
+/// test's own credentials; every token, key and secret the fake issued (`{"issued": […]}` in its
+/// record) counts too.
+fn no_credential_anywhere(dir: &Path, o: &Output, fake: &[Value], known: &[&str]) {
+    let mut secrets: Vec<String> = known.iter().map(|s| s.to_string()).collect();
+    for r in fake {
+        for t in r["issued"].as_array().into_iter().flatten() {
+            secrets.push(t.as_str().unwrap().to_string());
+        }
+    }
+    let mut texts = vec![
+        (
+            "stdout".to_string(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        ),
+        ("stderr".to_string(), stderr(o)),
+    ];
+    let mut stack = vec![dir.join(".qa-loop"), dir.join(".actions")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                texts.push((
+                    path.display().to_string(),
+                    String::from_utf8_lossy(&bytes).into_owned(),
+                ));
+            }
+        }
+    }
+    let summary = std::fs::read_to_string(dir.join(".actions/summary.md")).unwrap_or_default();
+    assert!(summary.contains("QA Loop"), "no job summary was written");
+    assert!(texts.len() > 5, "too little output to judge: {texts:?}");
+    for (name, text) in &texts {
+        for secret in &secrets {
+            assert!(!text.contains(secret.as_str()), "a credential in {name}");
+        }
+    }
+}
+
+/// `qa-loop run --provider bedrock` in `dir` against `fake`, with `env` as the credentials.
+fn run(dir: &Path, fake: &Fake, env: &[(&str, &str)], extra: &[&str]) -> Output {
+    let mut c = qa_loop(dir);
+    c.env("AWS_REGION", "us-east-1")
         .env("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", &fake.url)
-        .args(["run", "--provider", "bedrock", "--model", MODEL])
+        .args(["--provider", "bedrock", "--model", MODEL])
         .args(if extra.contains(&"--mode") {
             &[][..]
         } else {
@@ -336,13 +396,7 @@ fn a_review_approves_through_bedrock_with_each_credential_source() {
                     "{signed}"
                 );
             }
-            // No credential in any output.
-            let out = format!("{}{err}", String::from_utf8_lossy(&o.stdout));
-            for secret in [SECRET, BEARER, OIDC] {
-                assert!(!out.contains(secret), "{name}: a credential in the output");
-            }
-            let report = std::fs::read_to_string(dir.path().join(".qa-loop/qa_report.md")).unwrap();
-            assert!(!report.contains(SECRET) && !report.contains(BEARER));
+            no_credential_anywhere(dir.path(), &o, &reqs, &[SECRET, BEARER, OIDC]);
         }
     }
 }
@@ -381,6 +435,7 @@ fn a_bad_key_ends_with_exit_4_naming_bedrock() {
     for text in [&err, &errors, &report] {
         assert!(!text.contains(wrong) && !text.contains(SECRET));
     }
+    no_credential_anywhere(dir.path(), &o, &fake.requests(), &[wrong, SECRET]);
     // No region: exit 2 naming the setting.
     let mut c = Command::new(env!("CARGO_BIN_EXE_qa-loop"));
     let o = c
@@ -502,22 +557,29 @@ impl Vertex {
         Vertex { fake, files }
     }
 
+    /// A line of the service account's private key (a credential no output may hold).
+    fn key_line(&self) -> String {
+        let sa: Value =
+            serde_json::from_str(&std::fs::read_to_string(self.file("sa.json")).unwrap()).unwrap();
+        sa["private_key"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .nth(1)
+            .unwrap()
+            .to_string()
+    }
+
     fn file(&self, name: &str) -> String {
         self.files.path().join(name).display().to_string()
     }
 
     fn run(&self, dir: &Path, env: &[(&str, &str)]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_qa-loop"))
-            .current_dir(dir)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", dir)
-            .env("NO_COLOR", "1")
+        qa_loop(dir)
             .env("CLOUD_ML_REGION", "us-east5")
             .env("ANTHROPIC_VERTEX_PROJECT_ID", PROJECT)
             .env("ANTHROPIC_VERTEX_BASE_URL", format!("{}/v1", self.fake.url))
             .args([
-                "run",
                 "--provider",
                 "vertex",
                 "--model",
@@ -627,8 +689,10 @@ fn a_review_approves_through_vertex_with_each_credential_source() {
                         .any(|r| r["impersonation"] == true && r["ok"] == true)
                 );
             }
-            let out = format!("{}{err}", String::from_utf8_lossy(&o.stdout));
-            assert!(!out.contains(REQUEST_TOKEN) && !out.contains(OIDC));
+            // The request token, the OIDC token, a line of the service account's private key
+            // and every token the fake issued.
+            let key = v.key_line();
+            no_credential_anywhere(dir.path(), &o, &reqs, &[REQUEST_TOKEN, OIDC, &key]);
         }
     }
     // A refused token: exit 4 naming Vertex AI and the variable.
@@ -644,7 +708,12 @@ fn a_review_approves_through_vertex_with_each_credential_source() {
         errors.contains("Vertex AI") && errors.contains("CLOUDSDK_AUTH_ACCESS_TOKEN"),
         "{errors}"
     );
-    assert!(!errors.contains("ya29.not-issued-by-the-fake"), "{errors}");
+    no_credential_anywhere(
+        dir.path(),
+        &o,
+        &v.fake.requests(),
+        &["ya29.not-issued-by-the-fake"],
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -688,14 +757,9 @@ fn a_review_approves_through_foundry_with_a_key_and_with_workload_identity() {
     std::fs::write(&token, FEDERATED).unwrap();
     let token = token.display().to_string();
     let run = |dir: &Path, env: &[(&str, &str)]| {
-        Command::new(env!("CARGO_BIN_EXE_qa-loop"))
-            .current_dir(dir)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", dir)
+        qa_loop(dir)
             .env("ANTHROPIC_FOUNDRY_BASE_URL", &base)
             .args([
-                "run",
                 "--provider",
                 "foundry",
                 "--model",
@@ -754,8 +818,7 @@ fn a_review_approves_through_foundry_with_a_key_and_with_workload_identity() {
                 "{reqs:#?}"
             );
         }
-        let out = format!("{}{err}", String::from_utf8_lossy(&o.stdout));
-        assert!(!out.contains(FOUNDRY_KEY) && !out.contains(FEDERATED));
+        no_credential_anywhere(dir.path(), &o, &reqs, &[FOUNDRY_KEY, FEDERATED]);
     }
     let dir = tempfile::tempdir().unwrap();
     project(dir.path(), "");
@@ -768,6 +831,12 @@ fn a_review_approves_through_foundry_with_a_key_and_with_workload_identity() {
     assert!(
         errors.contains("Foundry") && errors.contains("ANTHROPIC_FOUNDRY_API_KEY"),
         "{errors}"
+    );
+    no_credential_anywhere(
+        dir.path(),
+        &o,
+        &fake.requests(),
+        &["wrong-key-0000000000000000"],
     );
 }
 
@@ -828,13 +897,8 @@ fn a_review_approves_through_anthropic_federation_as_the_sdk_exchanges() {
         let dir = tempfile::tempdir().unwrap();
         project(dir.path(), "");
         fake.clear();
-        let o = Command::new(env!("CARGO_BIN_EXE_qa-loop"))
-            .current_dir(dir.path())
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", dir.path())
+        let o = qa_loop(dir.path())
             .args([
-                "run",
                 "--provider",
                 "anthropic",
                 "--base-url",
@@ -870,8 +934,7 @@ fn a_review_approves_through_anthropic_federation_as_the_sdk_exchanges() {
                 "{reqs:#?}"
             );
         }
-        let out = format!("{}{err}", String::from_utf8_lossy(&o.stdout));
-        assert!(!out.contains(OIDC) && !out.contains(REQUEST_TOKEN));
+        no_credential_anywhere(dir.path(), &o, &reqs, &[OIDC, REQUEST_TOKEN]);
     }
 }
 
@@ -915,14 +978,9 @@ fn oauth_fake(expires_in: u64) -> Fake {
 /// identity token comes from.
 fn run_openai(dir: &Path, fake: &Fake, env: &[(&str, &str)]) -> Output {
     let exchange = format!("{}/oauth/token", fake.url);
-    Command::new(env!("CARGO_BIN_EXE_qa-loop"))
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", dir)
+    qa_loop(dir)
         .env("OPENAI_TOKEN_EXCHANGE_URL", &exchange)
         .args([
-            "run",
             "--provider",
             "openai",
             "--model",
@@ -930,7 +988,7 @@ fn run_openai(dir: &Path, fake: &Fake, env: &[(&str, &str)]) -> Output {
             "--mode",
             "review",
         ])
-        .args(["--base-url", &format!("{}/v1", fake.url), "--verbose"])
+        .args(["--base-url", &format!("{}/v1", fake.url)])
         .envs(env.iter().copied())
         .output()
         .unwrap()
@@ -1021,20 +1079,7 @@ print(c.responses.create(model="gpt-5.4", input="x").output[-1].type)
                 "{reqs:#?}"
             );
         }
-        let mut out = format!("{}{err}", String::from_utf8_lossy(&o.stdout));
-        for f in ["qa_report.md", "qa-result.json"] {
-            out.push_str(
-                &std::fs::read_to_string(dir.path().join(".qa-loop").join(f)).unwrap_or_default(),
-            );
-        }
-        assert!(
-            !out.contains(OIDC) && !out.contains(REQUEST_TOKEN),
-            "{name}"
-        );
-        assert!(
-            !out.contains("sk-ant-oat01-"),
-            "{name}: an access token in the output"
-        );
+        no_credential_anywhere(dir.path(), &o, &reqs, &[OIDC, REQUEST_TOKEN]);
     }
     // A token that is due at once is fetched again for every call.
     let dir = tempfile::tempdir().unwrap();
@@ -1065,4 +1110,5 @@ print(c.responses.create(model="gpt-5.4", input="x").output[-1].type)
         assert!(errors.contains(want), "{want}: {errors}");
     }
     assert!(pick(&fake.requests(), "responses").is_empty());
+    no_credential_anywhere(dir.path(), &o, &fake.requests(), &[OIDC]);
 }
