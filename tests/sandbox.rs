@@ -898,21 +898,34 @@ fn an_mcp_server_from_the_checkout_is_sandboxed_for_the_user_with_sudo() {
 }
 
 /// Issue 51: the cloud credentials a keyless run leaves on the runner — the variables the
-/// providers' chains read, the files they name (a web identity token, `gha-creds-*.json` that
-/// google-github-actions/auth writes into the workspace, `~/.aws/credentials`) — are out of the
-/// change's reach: the suite finds none of them, with sudo or without. With the sandbox off, the
-/// files are readable again (the masks are the defence for them; the variables stay scrubbed).
+/// providers' chains read, the files they name (a web identity token, Azure's and OpenAI's
+/// identity tokens, `gha-creds-*.json` that google-github-actions/auth writes into the
+/// workspace, `~/.aws/credentials`) — are out of the change's reach, and so is the Actions OIDC
+/// endpoint: the suite finds none of them and mints no token, with sudo or without. With the
+/// sandbox off, the files are readable again and the request token in `gha-creds-*.json` mints
+/// an OIDC token (the masks are the defence for them; the variables stay scrubbed, which
+/// tests/cli.rs `cloud_credentials_reach_a_suite_only_when_passed_by_name` lifts by name).
 fn cloud_credentials_are_out_of_reach(user: &'static str) {
     with_setup(|bin| {
-        const CLOUD: [&str; 5] = [
+        const CLOUD: [&str; 10] = [
             "AKIASANDBOXPROBEKEY0001",
             "sandboxprobeSECRETACCESSKEY000000000001",
             "SANDBOXPROBESESSIONTOKEN00000001",
             "eyJSANDBOXPROBEWEBIDENTITYTOKEN.x.y",
             "ghs_SANDBOXPROBEOIDCREQUESTTOKEN00001",
+            "ABSKSANDBOXPROBEBEDROCKAPIKEY0001",
+            "eyJSANDBOXPROBEAZUREFEDERATED.x.y",
+            "eyJSANDBOXPROBEOPENAIIDENTITY.x.y",
+            "eyJSANDBOXPROBEANTHROPICIDENTITY.x.y",
+            "eyJSANDBOXPROBEMINTEDOIDCTOKEN.x.y",
         ];
-        let hunt = "env > $LOOT/env\nfor f in $HOME/.aws/credentials $HOME/wi-token $REPO/gha-creds-*.json; do cat \"$f\" >> $LOOT/files 2>/dev/null; sudo -n cat \"$f\" >> $LOOT/files 2>/dev/null; done\nexit 0\n";
-        let scene = Scene::new(user, hunt);
+        // The Actions OIDC endpoint: mints CLOUD[9] for the request token CLOUD[4].
+        let oidc = OidcEndpoint::start(CLOUD[4], CLOUD[9]);
+        let hunt = format!(
+            "env > $LOOT/env\nfor f in $HOME/.aws/credentials $HOME/wi-token $HOME/azure-token $HOME/openai-token $REPO/gha-creds-*.json; do cat \"$f\" >> $LOOT/files 2>/dev/null; sudo -n cat \"$f\" >> $LOOT/files 2>/dev/null; done\n{}\nexit 0\n",
+            OIDC_HUNT
+        );
+        let scene = Scene::new(user, &hunt);
         let home = home_of(user);
         std::fs::create_dir_all(format!("{home}/.aws")).unwrap();
         std::fs::write(
@@ -923,13 +936,20 @@ fn cloud_credentials_are_out_of_reach(user: &'static str) {
             ),
         )
         .unwrap();
-        std::fs::write(format!("{home}/wi-token"), CLOUD[3]).unwrap();
-        // What google-github-actions/auth writes into the workspace (untracked).
+        for (file, token) in [
+            ("wi-token", CLOUD[3]),
+            ("azure-token", CLOUD[6]),
+            ("openai-token", CLOUD[7]),
+        ] {
+            std::fs::write(format!("{home}/{file}"), token).unwrap();
+        }
+        // What google-github-actions/auth writes into the workspace (untracked): the OIDC URL
+        // and the request token.
         let creds = serde_json::json!({"type": "external_account", "credential_source": {
-            "url": "http://127.0.0.1:9/oidc", "headers": {"Authorization": format!("Bearer {}", CLOUD[4])}}});
+            "url": oidc.url, "headers": {"Authorization": format!("Bearer {}", CLOUD[4])}}});
         std::fs::write(scene.repo().join("gha-creds-1a2b.json"), creds.to_string()).unwrap();
         sh(&format!(
-            "chown -R {user}: {home}/.aws {home}/wi-token {}",
+            "chown -R {user}: {home}/.aws {home}/wi-token {home}/azure-token {home}/openai-token {}",
             scene.repo().display()
         ))
         .unwrap();
@@ -938,12 +958,17 @@ fn cloud_credentials_are_out_of_reach(user: &'static str) {
             format!("AWS_SECRET_ACCESS_KEY={}", CLOUD[1]),
             format!("AWS_SESSION_TOKEN={}", CLOUD[2]),
             format!("AWS_WEB_IDENTITY_TOKEN_FILE={home}/wi-token"),
+            "AWS_ROLE_ARN=arn:aws:iam::123456789012:role/qa-loop".to_string(),
+            format!("AWS_BEARER_TOKEN_BEDROCK={}", CLOUD[5]),
             format!(
                 "GOOGLE_APPLICATION_CREDENTIALS={}",
                 scene.repo().join("gha-creds-1a2b.json").display()
             ),
+            format!("AZURE_FEDERATED_TOKEN_FILE={home}/azure-token"),
+            format!("OPENAI_IDENTITY_TOKEN_FILE={home}/openai-token"),
+            format!("ANTHROPIC_IDENTITY_TOKEN={}", CLOUD[8]),
             format!("ACTIONS_ID_TOKEN_REQUEST_TOKEN={}", CLOUD[4]),
-            "ACTIONS_ID_TOKEN_REQUEST_URL=http://127.0.0.1:9/oidc".to_string(),
+            format!("ACTIONS_ID_TOKEN_REQUEST_URL={}", oidc.url),
         ];
         let found = |scene: &Scene, what: &str| -> Vec<&'static str> {
             let text = scene.looted(what);
@@ -958,20 +983,116 @@ fn cloud_credentials_are_out_of_reach(user: &'static str) {
         );
         assert_eq!(found(&scene, "env"), Vec::<&str>::new(), "environment");
         assert_eq!(found(&scene, "files"), Vec::<&str>::new(), "files");
-        // The defence removed (no sandbox): the files are there for the taking; the variables
-        // are still scrubbed from the suite's environment.
+        assert_eq!(found(&scene, "oidc"), Vec::<&str>::new(), "OIDC");
+        assert_eq!(oidc.minted(), 0, "the suite minted an OIDC token");
+        // The defence removed (no sandbox): the files are there for the taking, and the request
+        // token in gha-creds mints an OIDC token; the variables are still scrubbed from the
+        // suite's environment.
         std::fs::remove_file(scene.loot().join("env")).ok();
         let (out, _) = scene.run_env(bin, "off", "review", &env);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(found(&scene, "env"), Vec::<&str>::new(), "{err}");
         let files = found(&scene, "files");
-        assert!(
-            files.contains(&CLOUD[1]) && files.contains(&CLOUD[3]) && files.contains(&CLOUD[4]),
-            "{files:?}"
-        );
+        for want in [CLOUD[1], CLOUD[3], CLOUD[4], CLOUD[6], CLOUD[7]] {
+            assert!(files.contains(&want), "{want} not read: {files:?}");
+        }
+        assert_eq!(found(&scene, "oidc"), vec![CLOUD[9]], "{err}");
+        assert!(oidc.minted() >= 1);
         std::fs::remove_file(format!("{home}/.aws/credentials")).ok();
-        std::fs::remove_file(format!("{home}/wi-token")).ok();
+        for file in ["wi-token", "azure-token", "openai-token"] {
+            std::fs::remove_file(format!("{home}/{file}")).ok();
+        }
     });
+}
+
+/// The suite's try at the Actions OIDC endpoint with whatever it can find: the request
+/// variables, else the URL and token in a `gha-creds-*.json`; what it mints goes to `$LOOT/oidc`.
+const OIDC_HUNT: &str = r#"python3 - <<'PY'
+import glob, json, os, urllib.request
+tries = [(os.environ.get("ACTIONS_ID_TOKEN_REQUEST_URL"), os.environ.get("ACTIONS_ID_TOKEN_REQUEST_TOKEN"))]
+for f in glob.glob("$REPO/gha-creds-*.json"):
+    try:
+        c = json.load(open(f))["credential_source"]
+        tries.append((c["url"], c["headers"]["Authorization"].split()[-1]))
+    except Exception:
+        pass
+for url, token in tries:
+    if url and token:
+        try:
+            req = urllib.request.Request(url + "&audience=sts.amazonaws.com", headers={"Authorization": "bearer " + token})
+            with open("$LOOT/oidc", "a") as out:
+                out.write(urllib.request.urlopen(req, timeout=3).read().decode())
+        except Exception:
+            pass
+PY"#;
+
+/// A local stand-in for the runner's OIDC token endpoint: answers `{"value": jwt}` to the right
+/// request token and counts the tokens it minted.
+struct OidcEndpoint {
+    child: std::process::Child,
+    url: String,
+    hits: tempfile::TempDir,
+}
+
+impl OidcEndpoint {
+    fn start(request_token: &str, jwt: &str) -> OidcEndpoint {
+        let hits = tempfile::tempdir().unwrap();
+        let port = hits.path().join("port");
+        let child = Command::new("python3")
+            .args([
+                "-c",
+                r#"
+import http.server, json, os, sys
+port_file, token, jwt, minted = sys.argv[1:5]
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def do_GET(self):
+        ok = self.headers.get("Authorization", "").lower() == "bearer " + token.lower()
+        if ok:
+            with open(minted, "a") as f: f.write("x")
+        body = json.dumps({"value": jwt} if ok else {"message": "no"}).encode()
+        self.send_response(200 if ok else 401)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(port_file + ".tmp", "w").write(str(s.server_address[1]))
+os.rename(port_file + ".tmp", port_file)
+s.serve_forever()
+"#,
+            ])
+            .arg(&port)
+            .args([request_token, jwt])
+            .arg(hits.path().join("minted"))
+            .spawn()
+            .unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !port.exists() {
+            assert!(
+                std::time::Instant::now() < until,
+                "the OIDC endpoint did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let url = format!(
+            "http://127.0.0.1:{}/oidc?api-version=2.0",
+            std::fs::read_to_string(&port).unwrap().trim()
+        );
+        OidcEndpoint { child, url, hits }
+    }
+
+    fn minted(&self) -> usize {
+        std::fs::read_to_string(self.hits.path().join("minted"))
+            .unwrap_or_default()
+            .len()
+    }
+}
+
+impl Drop for OidcEndpoint {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 #[test]
