@@ -61,7 +61,7 @@ impl Redactor {
     }
 
     /// Adds values (ignoring those shorter than [`MIN_LEN`] and those already known).
-    pub fn add(&mut self, values: impl IntoIterator<Item = String>) {
+    pub fn add(&mut self, values: impl IntoIterator<Item = String>) -> &[String] {
         let before = self.values.len();
         for v in values {
             let v = v.trim().to_string();
@@ -70,7 +70,7 @@ impl Redactor {
             }
         }
         if self.values.len() == before {
-            return;
+            return &[];
         }
         let mut needles: Vec<String> = self.values.iter().flat_map(|v| forms(v)).collect();
         needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
@@ -79,6 +79,7 @@ impl Redactor {
             .match_kind(aho_corasick::MatchKind::LeftmostLongest)
             .build(&needles)
             .ok();
+        &self.values[before..]
     }
 
     /// `text` with every known secret (in any of its forms) replaced by [`MASK`].
@@ -143,10 +144,26 @@ pub fn base64(bytes: &[u8]) -> String {
 
 static KNOWN: LazyLock<RwLock<Redactor>> = LazyLock::new(Default::default);
 
-/// Adds values to the process-wide set.
+/// Told each value added to the process-wide set (in GitHub Actions: `::add-mask::`).
+static ANNOUNCE: std::sync::OnceLock<fn(&str)> = std::sync::OnceLock::new();
+
+/// Adds values to the process-wide set; each new one is announced (see [`announce_with`]).
 pub fn register(values: impl IntoIterator<Item = String>) {
     if let Ok(mut r) = KNOWN.write() {
-        r.add(values);
+        let added = r.add(values);
+        if let Some(announce) = ANNOUNCE.get() {
+            added.iter().for_each(|v| announce(v));
+        }
+    }
+}
+
+/// From now on, tells `announce` every value registered — those known already at once, and
+/// each one found later (a token fetched mid-run) when it is. Set once per process.
+pub fn announce_with(announce: fn(&str)) {
+    if let Ok(r) = KNOWN.write()
+        && ANNOUNCE.set(announce).is_ok()
+    {
+        r.values.iter().for_each(|v| announce(v));
     }
 }
 

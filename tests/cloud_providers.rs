@@ -157,7 +157,7 @@ fn qa_loop(dir: &Path) -> Command {
 /// the out dir (the report, the result whose history the sticky comment carries, the JUnit XML,
 /// the logs), the job summary (the comment's report) and the step outputs. `known` are the
 /// test's own credentials; every token, key and secret the fake issued (`{"issued": […]}` in its
-/// record) counts too.
+/// record) counts too, and must have been masked in the job's log (`::add-mask::`).
 fn no_credential_anywhere(dir: &Path, o: &Output, fake: &[Value], known: &[&str]) {
     let mut secrets: Vec<String> = known.iter().map(|s| s.to_string()).collect();
     for r in fake {
@@ -165,11 +165,21 @@ fn no_credential_anywhere(dir: &Path, o: &Output, fake: &[Value], known: &[&str]
             secrets.push(t.as_str().unwrap().to_string());
         }
     }
+    // `::add-mask::` lines are the runner's to read (it hides the value from then on): each
+    // token the fake issued mid-run is masked so, and no other line holds one.
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    for r in fake {
+        for t in r["issued"].as_array().into_iter().flatten() {
+            let mask = format!("::add-mask::{}", t.as_str().unwrap());
+            assert!(stdout.lines().any(|l| l == mask), "not masked: {mask}");
+        }
+    }
+    let shown: Vec<&str> = stdout
+        .lines()
+        .filter(|l| !l.starts_with("::add-mask::"))
+        .collect();
     let mut texts = vec![
-        (
-            "stdout".to_string(),
-            String::from_utf8_lossy(&o.stdout).into_owned(),
-        ),
+        ("stdout".to_string(), shown.join("\n")),
         ("stderr".to_string(), stderr(o)),
     ];
     let mut stack = vec![dir.join(".qa-loop"), dir.join(".actions")];
@@ -698,6 +708,7 @@ fn a_review_approves_through_vertex_with_each_credential_source() {
     // A refused token: exit 4 naming Vertex AI and the variable.
     let dir = tempfile::tempdir().unwrap();
     project(dir.path(), "");
+    v.fake.clear();
     let o = v.run(
         dir.path(),
         &[("CLOUDSDK_AUTH_ACCESS_TOKEN", "ya29.not-issued-by-the-fake")],
@@ -822,6 +833,7 @@ fn a_review_approves_through_foundry_with_a_key_and_with_workload_identity() {
     }
     let dir = tempfile::tempdir().unwrap();
     project(dir.path(), "");
+    fake.clear();
     let o = run(
         dir.path(),
         &[("ANTHROPIC_FOUNDRY_API_KEY", "wrong-key-0000000000000000")],

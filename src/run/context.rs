@@ -87,7 +87,7 @@ pub async fn prepare(
         check_untrusted_config(root, flags, origin.as_deref()).await?;
     }
     let mut inputs = config::load_inputs_as(root, flags, trust.is_trusted())?;
-    register_secrets(&inputs, origin.as_deref());
+    register_secrets(&inputs, actions);
     if let Some(o) = &origin
         && let crate::github::event::Decision::Skip(why) =
             crate::github::event::decide_sender(&o.event, &inputs.settings.trust.allowed_bots)
@@ -253,7 +253,7 @@ async fn check_untrusted_config(
 
 /// Every secret known from here on is redacted wherever text leaves the process, and masked
 /// in the Actions log.
-fn register_secrets(inputs: &Inputs, origin: Option<&Origin>) {
+fn register_secrets(inputs: &Inputs, actions: Option<&ActionsEnv>) {
     let vars = crate::env_vars::vars();
     crate::secrets::register(crate::secrets::of_env(
         vars.iter().map(|(k, v)| (k.as_str(), v.as_str())),
@@ -262,14 +262,22 @@ fn register_secrets(inputs: &Inputs, origin: Option<&Origin>) {
     if let Some(key) = &inputs.settings.models.api_key {
         crate::secrets::register([key.expose().to_string()]);
     }
-    let Some(o) = origin else { return };
-    let key = inputs.settings.models.api_key.as_ref();
-    for t in [key, o.env.github_token.as_ref(), o.env.push_token.as_ref()]
-        .into_iter()
-        .flatten()
-    {
-        println!("{}", crate::github::actions::mask(t.expose()));
-    }
+    let Some(env) = actions else { return };
+    crate::secrets::register(
+        [env.github_token.as_ref(), env.push_token.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(|t| t.expose().to_string()),
+    );
+    // Every secret, those known now and each token fetched later, masked in the job's log.
+    crate::secrets::announce_with(|value| {
+        for line in value
+            .lines()
+            .filter(|l| l.trim().len() >= crate::secrets::MIN_LEN)
+        {
+            println!("{}", crate::github::actions::mask(line.trim()));
+        }
+    });
 }
 
 /// The PR description's `## Acceptance Criteria` checklist, after every other source's (SPEC
