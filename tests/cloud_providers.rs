@@ -407,7 +407,65 @@ fn a_review_approves_through_bedrock_with_each_credential_source() {
                 );
             }
             no_credential_anywhere(dir.path(), &o, &reqs, &[SECRET, BEARER, OIDC]);
+            if name == "static keys" {
+                // Field by field: the SDK, given qa-loop's prompt, sends the same path and body.
+                let theirs = sdk_request_for("bedrock", &fake, MODEL, r, [KEY_ID, SECRET]);
+                assert_eq!(theirs["path"], r["path"], "stream {stream}");
+                same_but_version(&r["body"], &theirs["body"], "bedrock-2023-05-31");
+                assert_eq!(theirs["signed"], true);
+            }
         }
+    }
+}
+
+/// The SDK's request for qa-loop's own: `ours` (a request the fake recorded) sent again through
+/// the `anthropic` SDK's platform client (`bedrock` or `vertex`, with `auth`: its two credential
+/// arguments); returns the request the fake recorded for the SDK.
+fn sdk_request_for(
+    platform: &str,
+    fake: &Fake,
+    model: &str,
+    ours: &Value,
+    auth: [&str; 2],
+) -> Value {
+    let body = fake.state.path().join("ours.json");
+    std::fs::write(&body, ours["body"].to_string()).unwrap();
+    let stream = ours["body"]["stream"] == true || ours["stream"] == true;
+    fake.clear();
+    let o = Command::new("python3")
+        .arg(fixture("sdk_replay.py"))
+        .args([platform, &fake.url, model])
+        .arg(&body)
+        .arg(stream.to_string())
+        .args(auth)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let reqs = fake.requests();
+    reqs.into_iter()
+        .find(|r| r["body"].is_object() && r["path"].is_string())
+        .unwrap()
+}
+
+/// Two Messages bodies equal field by field, but for the platform envelope's `anthropic_version`:
+/// the SDK 2.14 sends its own API version there (`2026-10-21`), qa-loop the value the platform
+/// documents (`bedrock-2023-05-31`, `vertex-2023-10-16`); both are accepted (FACTS.md).
+fn same_but_version(ours: &Value, theirs: &Value, platform_version: &str) {
+    assert_eq!(ours["anthropic_version"], platform_version);
+    assert!(theirs["anthropic_version"].is_string(), "{theirs}");
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        v.as_object_mut().unwrap().remove("anthropic_version");
+        v
+    };
+    let (ours, theirs) = (strip(ours), strip(theirs));
+    for key in ours
+        .as_object()
+        .unwrap()
+        .keys()
+        .chain(theirs.as_object().unwrap().keys())
+    {
+        assert_eq!(ours[key], theirs[key], "field `{key}`");
     }
 }
 
@@ -508,6 +566,8 @@ fn throttling_is_retried_and_a_cost_budget_stops_the_run() {
 const VMODEL: &str = "claude-sonnet-5-5@20251001";
 const PROJECT: &str = "qa-loop-test";
 const REQUEST_TOKEN: &str = "ghs_ACTIONSIDTOKENREQUESTTOKEN0000001";
+/// A Vertex access token the fake takes as given (for the SDK's replay of qa-loop's request).
+const VERTEX_TOKEN: &str = "ya29.qaloop-sdk-replay-0000000001";
 const AUDIENCE: &str =
     "//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/gh";
 
@@ -545,7 +605,7 @@ impl Vertex {
         let public = String::from_utf8(public.stdout).unwrap();
         let state = tempfile::tempdir().unwrap();
         let config = json!({"oidc": OIDC, "request_token": REQUEST_TOKEN, "audience": AUDIENCE,
-            "public_key": public, "answers": answers});
+            "public_key": public, "access_token": VERTEX_TOKEN, "answers": answers});
         std::fs::write(state.path().join("config.json"), config.to_string()).unwrap();
         let fake = spawn_fake("fake_vertex.py", state);
         let url = fake.url.clone();
@@ -703,6 +763,12 @@ fn a_review_approves_through_vertex_with_each_credential_source() {
             // and every token the fake issued.
             let key = v.key_line();
             no_credential_anywhere(dir.path(), &o, &reqs, &[REQUEST_TOKEN, OIDC, &key]);
+            if name == "service_account" {
+                // Field by field: the SDK, given qa-loop's prompt, sends the same path and body.
+                let theirs = sdk_request_for("vertex", &v.fake, VMODEL, r, [PROJECT, VERTEX_TOKEN]);
+                assert_eq!(theirs["path"], r["path"], "stream {stream}");
+                same_but_version(&r["body"], &theirs["body"], "vertex-2023-10-16");
+            }
         }
     }
     // A refused token: exit 4 naming Vertex AI and the variable.
