@@ -93,8 +93,8 @@ pub struct FlagLayer {
     /// Google Cloud project of --provider vertex (default ANTHROPIC_VERTEX_PROJECT_ID)
     #[arg(long, env = "QA_LOOP_PROJECT", global = true)]
     pub project: Option<String>,
-    /// Audience of the job's OIDC token for Anthropic workload identity federation (default:
-    /// GitHub's, the repository owner's URL)
+    /// Audience of the job's OIDC token for keyless access through Anthropic or OpenAI workload
+    /// identity (default: GitHub's, the repository owner's URL)
     #[arg(long, env = "QA_LOOP_OIDC_AUDIENCE", global = true)]
     pub oidc_audience: Option<String>,
     /// API key (also read from ANTHROPIC_API_KEY / OPENAI_API_KEY); never logged

@@ -32,9 +32,11 @@ pub fn provider(
         return Ok(Box::new(ReplayProvider::load(path)?));
     }
     let key = settings.models.api_key.clone();
+    // `var`, then what sets up keyless access instead (after a `;`).
     let need_key = |var: &str| {
+        let (var, keyless) = var.split_once(';').unwrap_or((var, ""));
         RunError::Usage(format!(
-            "no API key for --provider {}: set {var} (or QA_LOOP_API_KEY, or pass --api-key)",
+            "no API key for --provider {}: set {var} (or QA_LOOP_API_KEY, or pass --api-key){keyless}",
             kind.as_str()
         ))
     };
@@ -216,7 +218,7 @@ fn anthropic(
     )
     .map_err(|e| RunError::Usage(format!("--provider anthropic: {e}")))?
     .ok_or_else(|| {
-        need_key("ANTHROPIC_API_KEY (or ANTHROPIC_FEDERATION_RULE_ID and ANTHROPIC_ORGANIZATION_ID for workload identity federation)")
+        need_key("ANTHROPIC_API_KEY;, or ANTHROPIC_FEDERATION_RULE_ID and ANTHROPIC_ORGANIZATION_ID for keyless access (workload identity federation)")
     })?;
     let endpoint = Endpoint::Federated {
         url: Anthropic::messages_url(base_url),
@@ -246,7 +248,7 @@ fn openai(
     )
     .map_err(|e| RunError::Usage(format!("--provider openai: {e}")))?
     .ok_or_else(|| {
-        need_key("OPENAI_API_KEY (or OPENAI_IDENTITY_PROVIDER_ID and OPENAI_SERVICE_ACCOUNT_ID for workload identity)")
+        need_key("OPENAI_API_KEY;, or OPENAI_IDENTITY_PROVIDER_ID and OPENAI_SERVICE_ACCOUNT_ID for keyless access (workload identity)")
     })?;
     Ok(OpenAi::new(transport, base_url, None, model, "openai").with_auth(Box::new(identity)))
 }
