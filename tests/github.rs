@@ -926,6 +926,82 @@ fn an_approved_run_completes_one_check_and_one_comment_in_few_requests() {
     assert!(!stderr(&o).contains(TOKEN));
 }
 
+/// Issue 51: the credential files a keyless login leaves in the workspace — google-github-actions/
+/// auth's `gha-creds-*.json` (the OIDC URL and request token in it), a web identity token a step
+/// wrote there — are never part of the change: not pushed with a fix, not in the diff the
+/// reviewer reads, not pattern-checked as the change's.
+#[test]
+fn credential_files_in_the_workspace_are_never_pushed_or_reviewed() {
+    const REQUEST: &str = "eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.eyJyZXF1ZXN0In0.UkVRVUVTVFRPS0VO";
+    const WEB_IDENTITY: &str = "eyJhbGciOiJSUzI1NiJ9.eyJ3ZWJpZGVudGl0eSJ9.V0VCSURFTlRJVFk";
+    let dir = tempfile::tempdir().unwrap();
+    let mut calls = vec![
+        // The reviewer asks for the diff first: the credential files must not be in it.
+        json!({"role": "reviewer", "tool_calls": [{"id": "d", "name": "git_diff", "arguments": {}}]}),
+    ];
+    let mut rejected = verdict("rejected", 30);
+    rejected["expect_tool_results"] = json!(["calc.py"]);
+    rejected["expect_not_in_request"] = json!(["gha-creds-3f9a1c", "aws-web-identity-token"]);
+    calls.push(rejected);
+    calls.extend(fix_calls());
+    calls.push(verdict("approved", 92));
+    project(dir.path(), json!(calls));
+    let creds = json!({"type": "external_account",
+        "audience": "//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/gh",
+        "subject_token_type": "urn:ietf:params:oauth:token-type:jwt",
+        "token_url": "https://sts.googleapis.com/v1/token",
+        "credential_source": {"url": "https://pipelines.actions.githubusercontent.com/oidc?api-version=2.0",
+            "headers": {"Authorization": format!("Bearer {REQUEST}")},
+            "format": {"type": "json", "subject_token_field_name": "value"}}});
+    std::fs::write(dir.path().join("gha-creds-3f9a1c.json"), creds.to_string()).unwrap();
+    let token = dir.path().join("aws-web-identity-token");
+    std::fs::write(&token, WEB_IDENTITY).unwrap();
+    let gh: Shared = Arc::default();
+    let api = start(gh.clone());
+    let o = actions_run(
+        dir.path(),
+        &api,
+        "pull_request",
+        &payload("pull_request.opened"),
+        &[],
+        &[
+            ("AWS_WEB_IDENTITY_TOKEN_FILE", token.to_str().unwrap()),
+            (
+                "GOOGLE_APPLICATION_CREDENTIALS",
+                dir.path().join("gha-creds-3f9a1c.json").to_str().unwrap(),
+            ),
+        ],
+    );
+    assert_published(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let remote = dir.path().join(".git/remote.git");
+    let files = git_out(&remote, &["show", "--name-only", "--format=", "changes"]);
+    assert_eq!(files, "calc.py", "only the fixer's change was pushed");
+    let pushed = git_out(&remote, &["log", "-p", "changes"]);
+    assert!(!pushed.contains(REQUEST) && !pushed.contains(WEB_IDENTITY));
+    // The reviewer's `git_diff` (in the result's history) and every report hold neither file.
+    let mut everything = String::new();
+    for e in std::fs::read_dir(dir.path().join(".qa-loop"))
+        .unwrap()
+        .flatten()
+    {
+        if e.path().is_file() {
+            everything.push_str(&String::from_utf8_lossy(&std::fs::read(e.path()).unwrap()));
+        }
+    }
+    for text in [&everything, &stderr(&o)] {
+        assert!(
+            !text.contains("gha-creds-3f9a1c"),
+            "a credentials file shown as the change's"
+        );
+        assert!(
+            !text.contains("aws-web-identity-token"),
+            "a token file shown as the change's"
+        );
+        assert!(!text.contains(REQUEST) && !text.contains(WEB_IDENTITY));
+    }
+}
+
 #[test]
 fn a_second_run_continues_the_count_and_keeps_one_comment() {
     let dir = tempfile::tempdir().unwrap();

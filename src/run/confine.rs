@@ -112,7 +112,7 @@ fn plan(settings: &Settings) -> Plan {
 /// `external_account` file), `google-github-actions/auth`'s `gha-creds-*.json` in the workspace,
 /// and the default shared files (`~/.aws/credentials`, gcloud's application default
 /// credentials) — except what the trusted config passes on (`pass_env`).
-fn credential_files(settings: &Settings) -> Vec<PathBuf> {
+pub(super) fn credential_files(settings: &Settings) -> Vec<PathBuf> {
     let passed = |name: &str| {
         settings
             .children

@@ -715,7 +715,10 @@ fn result(
     })
 }
 
-/// qa-loop's own files, relative to the root (`.qa-loop/`, the plan): never pattern-checked.
+/// Paths of the checkout that are not the change's, relative to the root: qa-loop's own files
+/// (`.qa-loop/`, the plan) and the cloud credential files a login step left in the workspace
+/// (`gha-creds-*.json`, a token file a credential variable names). Never pattern-checked, never
+/// in the diff the reviewer reads, never staged for a fix commit.
 fn own_paths(settings: &Settings) -> Vec<String> {
     let mut out = Vec::new();
     if let Ok(rel) = settings.paths.out_dir.strip_prefix(&settings.paths.root) {
@@ -725,6 +728,12 @@ fn own_paths(settings: &Settings) -> Vec<String> {
         && let Ok(rel) = plan.strip_prefix(&settings.paths.root)
     {
         out.push(rel.display().to_string());
+    }
+    let root = std::fs::canonicalize(&settings.paths.root).unwrap_or(settings.paths.root.clone());
+    for file in confine::credential_files(settings) {
+        if let Ok(rel) = file.strip_prefix(&root) {
+            out.push(rel.display().to_string());
+        }
     }
     out
 }
