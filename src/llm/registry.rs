@@ -932,6 +932,9 @@ mod tests {
         // No cached price listed: cached tokens count at the input price, never below it.
         assert_eq!(mini.rates.cache_read, None);
         assert_eq!(r.context_window("gpt-5.4-mini"), 400_000);
+        let pro = r.price("gpt-5.5-pro").unwrap();
+        assert_eq!((pro.rates.input, pro.rates.output), (30.0, 180.0));
+        assert_eq!(r.price("gpt-5.2").unwrap().rates.output, 14.0);
         for current in ["claude-haiku-5-5", "gpt-6.2-astra"] {
             let m = r.model(current);
             assert_eq!(m.status, Some(Status::Current), "{current}");
