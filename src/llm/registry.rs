@@ -929,13 +929,22 @@ mod tests {
         assert_eq!(g.long_context.unwrap().rates.output, 45.0);
         let mini = r.price("gpt-5.4-mini").unwrap();
         assert_eq!((mini.rates.input, mini.rates.output), (0.75, 4.5));
-        // No cached price listed: cached tokens count at the input price, never below it.
-        assert_eq!(mini.rates.cache_read, None);
+        assert_eq!(mini.rates.cache_read, Some(0.075));
+        // OpenAI's model index and pages the search tool holds.
+        let astra = r.price("gpt-6-astra").unwrap();
+        assert_eq!((astra.rates.input, astra.rates.output), (10.0, 50.0));
+        assert_eq!(astra.long_context.unwrap().rates.output, 75.0);
+        // No cached price of OpenAI's own: cached tokens count at the input price.
+        assert_eq!(r.price("gpt-6.2-astra").unwrap().rates.cache_read, None);
+        assert_eq!(
+            r.price("gpt-5-codex").unwrap().rates.cache_read,
+            Some(0.125)
+        );
         assert_eq!(r.context_window("gpt-5.4-mini"), 400_000);
         let pro = r.price("gpt-5.5-pro").unwrap();
         assert_eq!((pro.rates.input, pro.rates.output), (30.0, 180.0));
         assert_eq!(r.price("gpt-5.2").unwrap().rates.output, 14.0);
-        for current in ["claude-haiku-5-5", "gpt-6.2-astra"] {
+        for current in ["claude-haiku-5-5", "gpt-6-cyber", "o1-pro"] {
             let m = r.model(current);
             assert_eq!(m.status, Some(Status::Current), "{current}");
             // Known, but without a published price: none is guessed.
