@@ -499,7 +499,16 @@ fn a_bad_key_ends_with_exit_4_naming_bedrock() {
         "{errors}"
     );
     assert!(errors.contains("signature"), "{errors}");
+    // Refused credentials stop the run at once: one call, one error, no retried review.
+    assert_eq!(r["errors"].as_array().unwrap().len(), 1, "{errors}");
+    let calls = fake
+        .requests()
+        .iter()
+        .filter(|r| r["model"].is_string())
+        .count();
+    assert_eq!(calls, 1);
     let report = std::fs::read_to_string(dir.path().join(".qa-loop/qa_report.md")).unwrap();
+    assert!(report.contains("refused the credentials"), "{report}");
     for text in [&err, &errors, &report] {
         assert!(!text.contains(wrong) && !text.contains(SECRET));
     }
@@ -1187,6 +1196,8 @@ print(c.responses.create(model="gpt-5.4", input="x").output[-1].type)
     for want in ["OpenAI", "OPENAI_IDENTITY_PROVIDER_ID", "invalid_grant"] {
         assert!(errors.contains(want), "{want}: {errors}");
     }
+    // One exchange, not one per retried review: a refused credential stops the run at once.
+    assert_eq!(pick(&fake.requests(), "openai_exchange").len(), 1);
     assert!(pick(&fake.requests(), "responses").is_empty());
     no_credential_anywhere(dir.path(), &o, &fake.requests(), &[OIDC]);
 }

@@ -19,6 +19,8 @@ pub struct Meter {
     pub registry: Registry,
     /// Models that answered without a known price (their calls cost nothing in `cost_usd`).
     pub unpriced: BTreeSet<String>,
+    /// The provider refused the run's credentials: no later call can succeed.
+    pub refused: Option<String>,
 }
 
 impl Meter {
@@ -36,6 +38,7 @@ impl Meter {
             deadline,
             registry: Registry::default(),
             unpriced: BTreeSet::new(),
+            refused: None,
         }
     }
 

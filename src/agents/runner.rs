@@ -143,7 +143,12 @@ impl Agent<'_> {
         }
         let response = self.provider.complete(&request).await;
         *messages = request.messages;
-        let response = response.map_err(|e| e.to_string())?;
+        let response = response.map_err(|e| {
+            if let crate::llm::ProviderError::Credential(why) = &e {
+                self.meter.borrow_mut().refused = Some(why.clone());
+            }
+            e.to_string()
+        })?;
         self.meter
             .borrow_mut()
             .record(&response.model, response.usage);

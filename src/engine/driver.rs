@@ -50,6 +50,12 @@ pub trait Reporter {
 /// Budget checks before each model call (tokens, cost, time).
 pub trait Budget {
     fn exhausted(&self) -> Option<String>;
+
+    /// Why the model provider refused the run's credentials, once it has: a failed step then
+    /// stops the run instead of being retried (no later call can succeed).
+    fn refused(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The current time, RFC 3339 (UTC, seconds).
@@ -94,6 +100,7 @@ pub async fn drive(
                     result = reviewer.review(iteration, engine) => match (&result, budget.exhausted()) {
                         // A turn cut short by the budget is the budget's stop, not a model error.
                         (Err(_), Some(why)) => Event::BudgetExhausted(why),
+                        (Err(_), None) if let Some(why) = budget.refused() => Event::Refused(why),
                         _ => Event::Reviewed { result, at: now() },
                     },
                     reason = cancel.cancelled() => Event::Cancelled(reason),
@@ -104,6 +111,7 @@ pub async fn drive(
                 None => tokio::select! {
                     result = fixer.fix(iteration, &issues) => match (&result, budget.exhausted()) {
                         (Err(_), Some(why)) => Event::BudgetExhausted(why),
+                        (Err(_), None) if let Some(why) = budget.refused() => Event::Refused(why),
                         _ => Event::Fixed(result),
                     },
                     reason = cancel.cancelled() => Event::Cancelled(reason),

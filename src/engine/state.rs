@@ -104,6 +104,10 @@ pub enum ErrorStop {
     Budget {
         what: String,
     },
+    /// The model provider refused the credentials (a bad key, an expired or refused token).
+    Refused {
+        why: String,
+    },
     /// qa-loop was asked to stop (SIGINT/SIGTERM).
     Cancelled {
         reason: String,
@@ -212,6 +216,8 @@ pub enum Event {
     Fixed(Result<String, String>),
     /// Tokens, cost or time ran out (checked by the driver before each call).
     BudgetExhausted(String),
+    /// The model provider refused the credentials: no later call can succeed.
+    Refused(String),
     /// qa-loop received SIGINT/SIGTERM: stop now, keeping what was recorded.
     Cancelled(String),
 }
@@ -411,6 +417,14 @@ impl Engine {
                 let best = self.best().map(|r| r.iteration);
                 self.finish(Outcome::Errors {
                     stop: ErrorStop::Budget { what },
+                    best_iteration: best,
+                })
+            }
+            Event::Refused(why) => {
+                self.errors.push(why.clone());
+                let best = self.best().map(|r| r.iteration);
+                self.finish(Outcome::Errors {
+                    stop: ErrorStop::Refused { why },
                     best_iteration: best,
                 })
             }

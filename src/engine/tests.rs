@@ -615,3 +615,21 @@ fn an_iteration_bounds_what_tools_and_the_model_wrote() {
     assert!(q1.description.starts_with("HEAD") && q1.description.ends_with("TAIL"));
     assert!(record.summary.chars().count() <= 4100);
 }
+
+#[test]
+fn refused_credentials_stop_at_once_with_one_error() {
+    let mut engine = Engine::new(policy());
+    assert_eq!(engine.step(Event::Started), vec![Effect::Verify]);
+    let next = engine.step(Event::Verified(gates(true)));
+    assert!(matches!(next[..], [Effect::Review { .. }]), "{next:?}");
+    let why = "Bedrock: HTTP 403 — refused the credentials from AWS_ACCESS_KEY_ID".to_string();
+    let next = engine.step(Event::Refused(why.clone()));
+    // No retry of the review, unlike any other error: the run ends here.
+    match &next[..] {
+        [Effect::Finish(Outcome::Errors { stop, .. })] => {
+            assert_eq!(stop, &ErrorStop::Refused { why: why.clone() })
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(engine.errors(), [why]);
+}

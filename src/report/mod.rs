@@ -151,6 +151,9 @@ pub fn headline(outcome: &Outcome, iterations: usize) -> String {
                 crate::engine::state::ErrorStop::Budget { what } => {
                     format!("Stopped: budget spent ({what}).")
                 }
+                crate::engine::state::ErrorStop::Refused { why } => {
+                    format!("Stopped: the model provider refused the credentials: {why}")
+                }
                 crate::engine::state::ErrorStop::Cancelled { reason } => {
                     format!("Stopped by {reason}: running commands were terminated.")
                 }

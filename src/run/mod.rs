@@ -49,6 +49,10 @@ impl Budget for RefCell<Meter> {
     fn exhausted(&self) -> Option<String> {
         self.borrow().exhausted()
     }
+
+    fn refused(&self) -> Option<String> {
+        self.borrow().refused.clone()
+    }
 }
 
 /// Runs the loop the context describes; the first write happens here.
