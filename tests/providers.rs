@@ -967,6 +967,37 @@ fn a_persistent_500_stops_with_exit_4_in_bounded_time_and_the_key_never_shows() 
     }
 }
 
+/// A refused key (HTTP 401) stops the run at once on every wire: one request, one error naming
+/// the provider and where the key came from, exit 4 — never retried until
+/// `max_consecutive_errors`.
+#[test]
+fn a_refused_key_stops_at_once_with_exit_4() {
+    for wire in WIRES {
+        let dir = tempfile::tempdir().unwrap();
+        project(dir.path(), "model_retries: 2\nmax_consecutive_errors: 3\n");
+        let refused = Reply::Error {
+            status: 401,
+            message: "invalid x-api-key".into(),
+            retry_after: None,
+        };
+        let fake = Fake::start(wire, vec![refused; 5]);
+        let o = fake.run(dir.path(), &[]);
+        assert_eq!(o.status.code(), Some(4), "{wire:?}: {}", stderr(&o));
+        assert_eq!(fake.requests().len(), 1, "{wire:?}");
+        let r = qa_result(dir.path());
+        let errors = r["errors"].as_array().unwrap();
+        assert_eq!(errors.len(), 1, "{wire:?}: {errors:?}");
+        let text = errors[0].as_str().unwrap();
+        assert!(
+            text.contains("HTTP 401")
+                && text.contains("refused the key")
+                && text.contains("API_KEY"),
+            "{wire:?}: {text}"
+        );
+        assert_key_nowhere(dir.path(), &o);
+    }
+}
+
 #[test]
 fn a_malformed_verdict_gets_one_repair_request_then_is_accepted() {
     for wire in WIRES {

@@ -308,6 +308,32 @@ pub fn fold_bedrock(bytes: &[u8]) -> Result<Value, StreamFault> {
 }
 
 impl Anthropic {
+    /// Anthropic's own API (or a gateway in front of it) with a key; a refused key is the
+    /// credential error that stops the run.
+    async fn send_first_party(
+        &self,
+        url: &str,
+        key: &Secret,
+        mut body: Value,
+        stream: bool,
+    ) -> Result<Value, ProviderError> {
+        let headers = [
+            ("x-api-key", key.expose().to_string()),
+            ("anthropic-version", API_VERSION.to_string()),
+        ];
+        let answer = if stream {
+            body["stream"] = json!(true);
+            self.transport
+                .post_events("Anthropic", url, &headers, &body, fold_events)
+                .await
+        } else {
+            self.transport
+                .post_json("Anthropic", url, &headers, &body)
+                .await
+        };
+        answer.map_err(|e| e.unauthorized("Anthropic", "ANTHROPIC_API_KEY (or --api-key)"))
+    }
+
     /// Sends a Messages body to the endpoint: addressed, wrapped and authenticated as the
     /// endpoint takes it (SPEC §5.1); the answer JSON.
     async fn send(
@@ -319,20 +345,7 @@ impl Anthropic {
         let plan_stream = stream;
         Ok(match &self.endpoint {
             Endpoint::FirstParty { url, key } => {
-                let headers = [
-                    ("x-api-key", key.expose().to_string()),
-                    ("anthropic-version", API_VERSION.to_string()),
-                ];
-                if plan_stream {
-                    body["stream"] = json!(true);
-                    self.transport
-                        .post_events("Anthropic", url, &headers, &body, fold_events)
-                        .await?
-                } else {
-                    self.transport
-                        .post_json("Anthropic", url, &headers, &body)
-                        .await?
-                }
+                self.send_first_party(url, key, body, plan_stream).await?
             }
             Endpoint::Bedrock { base, auth } => {
                 let (url, body) = bedrock_request(base, model, body, plan_stream);

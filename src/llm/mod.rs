@@ -56,6 +56,17 @@ impl ProviderError {
             other => other,
         }
     }
+
+    /// A refused API key (HTTP 401) as the credential error it is. A 403 is left alone here: on
+    /// the providers' own APIs it also means "this model is not for your organization".
+    pub fn unauthorized(self, platform: &str, origin: &str) -> ProviderError {
+        match self {
+            ProviderError::Fatal(t) if t.contains("HTTP 401") => ProviderError::Credential(
+                format!("{t} — {platform} refused the key from {origin}: check it"),
+            ),
+            other => other,
+        }
+    }
 }
 
 /// No model service: a run that asks no model (a merge-queue run) holds this one, so a

@@ -181,12 +181,16 @@ impl Provider for OpenAi {
                 .post_with(service, &url, &headers, &body, None, self.auth.as_deref())
                 .await
                 .map_err(server_hint)
-                .map_err(|e| match self.auth {
-                    Some(_) => e.refused(
+                .map_err(|e| match (&self.auth, &self.key) {
+                    (Some(_), _) => e.refused(
                         service,
                         "workload identity (OPENAI_IDENTITY_PROVIDER_ID/OPENAI_SERVICE_ACCOUNT_ID)",
                     ),
-                    None => e,
+                    (None, Some(_)) => e.unauthorized(
+                        service,
+                        "the API key (OPENAI_API_KEY, QA_LOOP_API_KEY or --api-key)",
+                    ),
+                    (None, None) => e,
                 })?;
             let response = if responses {
                 super::responses::parse_response(&answer, model)?
