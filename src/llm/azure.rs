@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::BoxFuture;
-use super::http::Authorize;
+use super::http::BearerToken;
 use crate::secrets::Secret;
 
 /// The scope Foundry's Anthropic endpoint takes.
@@ -102,20 +102,12 @@ impl EntraAuth {
     }
 }
 
-impl Authorize for EntraAuth {
-    fn headers<'a>(
-        &'a self,
-        _url: &'a str,
-        _body: &'a [u8],
-    ) -> BoxFuture<'a, Result<Vec<(&'static str, String)>, String>> {
-        Box::pin(async move {
-            let token = self.token().await.map_err(|e| {
-                format!("{e} (check AZURE_CLIENT_ID, AZURE_TENANT_ID, AZURE_FEDERATED_TOKEN_FILE)")
-            })?;
-            Ok(vec![(
-                "authorization",
-                format!("Bearer {}", token.expose()),
-            )])
-        })
+impl BearerToken for EntraAuth {
+    fn bearer_token(&self) -> BoxFuture<'_, Result<Secret, String>> {
+        Box::pin(self.token())
+    }
+
+    fn check(&self) -> String {
+        "AZURE_CLIENT_ID, AZURE_TENANT_ID, AZURE_FEDERATED_TOKEN_FILE".into()
     }
 }

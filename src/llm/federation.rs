@@ -19,7 +19,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::BoxFuture;
-use super::http::Authorize;
+use super::http::BearerToken;
 use crate::secrets::Secret;
 
 const EXCHANGE_BETA: &str = "oauth-2025-04-20,oidc-federation-2026-04-01";
@@ -230,21 +230,17 @@ impl Federation {
     }
 }
 
-impl Authorize for Federation {
-    fn headers<'a>(
-        &'a self,
-        _url: &'a str,
-        _body: &'a [u8],
-    ) -> BoxFuture<'a, Result<Vec<(&'static str, String)>, String>> {
-        Box::pin(async move {
-            let token = self.access_token().await.map_err(|e| {
-                format!("{e} (check ANTHROPIC_FEDERATION_RULE_ID, ANTHROPIC_ORGANIZATION_ID and the identity token)")
-            })?;
-            Ok(vec![
-                ("authorization", format!("Bearer {}", token.expose())),
-                ("anthropic-beta", OAUTH_BETA.to_string()),
-            ])
-        })
+impl BearerToken for Federation {
+    fn bearer_token(&self) -> BoxFuture<'_, Result<Secret, String>> {
+        Box::pin(self.access_token())
+    }
+
+    fn check(&self) -> String {
+        "ANTHROPIC_FEDERATION_RULE_ID, ANTHROPIC_ORGANIZATION_ID and the identity token".into()
+    }
+
+    fn extra_headers(&self) -> Vec<(&'static str, String)> {
+        vec![("anthropic-beta", OAUTH_BETA.to_string())]
     }
 }
 
@@ -314,21 +310,13 @@ impl WorkloadIdentity {
     }
 }
 
-impl Authorize for WorkloadIdentity {
-    fn headers<'a>(
-        &'a self,
-        _url: &'a str,
-        _body: &'a [u8],
-    ) -> BoxFuture<'a, Result<Vec<(&'static str, String)>, String>> {
-        Box::pin(async move {
-            let token = self.access_token().await.map_err(|e| {
-                format!("{e} (check OPENAI_IDENTITY_PROVIDER_ID, OPENAI_SERVICE_ACCOUNT_ID and the identity token)")
-            })?;
-            Ok(vec![(
-                "authorization",
-                format!("Bearer {}", token.expose()),
-            )])
-        })
+impl BearerToken for WorkloadIdentity {
+    fn bearer_token(&self) -> BoxFuture<'_, Result<Secret, String>> {
+        Box::pin(self.access_token())
+    }
+
+    fn check(&self) -> String {
+        "OPENAI_IDENTITY_PROVIDER_ID, OPENAI_SERVICE_ACCOUNT_ID and the identity token".into()
     }
 }
 

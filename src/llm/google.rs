@@ -18,7 +18,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::BoxFuture;
-use super::http::Authorize;
+use super::http::BearerToken;
 use crate::secrets::Secret;
 
 /// The scope Vertex AI takes.
@@ -117,22 +117,13 @@ impl GoogleAuth {
     }
 }
 
-impl Authorize for GoogleAuth {
-    fn headers<'a>(
-        &'a self,
-        _url: &'a str,
-        _body: &'a [u8],
-    ) -> BoxFuture<'a, Result<Vec<(&'static str, String)>, String>> {
-        Box::pin(async move {
-            let token = self
-                .token()
-                .await
-                .map_err(|e| format!("{e} (check {})", self.origin))?;
-            Ok(vec![(
-                "authorization",
-                format!("Bearer {}", token.expose()),
-            )])
-        })
+impl BearerToken for GoogleAuth {
+    fn bearer_token(&self) -> BoxFuture<'_, Result<Secret, String>> {
+        Box::pin(self.token())
+    }
+
+    fn check(&self) -> String {
+        self.origin.clone()
     }
 }
 

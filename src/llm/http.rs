@@ -115,6 +115,39 @@ pub trait Authorize: Send + Sync {
     ) -> super::BoxFuture<'a, Result<Vec<(&'static str, String)>, String>>;
 }
 
+/// A credential that is a short-lived bearer token the source fetches and keeps (Google, Entra
+/// ID, both federations): sent as `Authorization: Bearer`, with the source's own extra headers;
+/// when the token cannot be had, the error says what to check.
+pub trait BearerToken: Send + Sync {
+    fn bearer_token(&self) -> super::BoxFuture<'_, Result<Secret, String>>;
+
+    /// What to check when the token cannot be had (the variables or the file it came from).
+    fn check(&self) -> String;
+
+    /// Headers sent along with the token.
+    fn extra_headers(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+}
+
+impl<T: BearerToken> Authorize for T {
+    fn headers<'a>(
+        &'a self,
+        _url: &'a str,
+        _body: &'a [u8],
+    ) -> super::BoxFuture<'a, Result<Vec<(&'static str, String)>, String>> {
+        Box::pin(async move {
+            let token = self
+                .bearer_token()
+                .await
+                .map_err(|e| format!("{e} (check {})", self.check()))?;
+            let mut headers = vec![("authorization", format!("Bearer {}", token.expose()))];
+            headers.extend(self.extra_headers());
+            Ok(headers)
+        })
+    }
+}
+
 /// How long a streamed answer may take in all: the `anthropic` SDK's longest expected request.
 const STREAM_LIMIT: Duration = Duration::from_secs(60 * 60);
 
